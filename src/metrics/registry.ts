@@ -21,10 +21,20 @@ export function counter<L extends string = never>(registry: Registry, spec: Spec
   return new Counter<L>({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
 }
 
-export function gauge<L extends string = never>(registry: Registry, spec: Spec<L>): Gauge<L> {
+/** `collect` runs at scrape time, for values that are cheapest read when asked for. */
+export function gauge<L extends string = never>(
+  registry: Registry,
+  spec: Spec<L> & { readonly collect?: (g: Gauge<L>) => void | Promise<void> },
+): Gauge<L> {
   const existing = registry.getSingleMetric(spec.name);
   if (existing) return existing as Gauge<L>;
-  return new Gauge<L>({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
+  const { collect, ...rest } = spec;
+  return new Gauge<L>({
+    ...rest,
+    labelNames: spec.labelNames ?? [],
+    registers: [registry],
+    ...(collect ? { collect(this: Gauge<L>) { return collect(this); } } : {}),
+  });
 }
 
 export function histogram<L extends string = never>(

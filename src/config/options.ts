@@ -1,0 +1,154 @@
+import { parseGoDuration } from '../util/duration.ts';
+import { type FlagSpec, parseFlags } from './flag-parser.ts';
+
+/** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
+export interface Options {
+  readonly systemLogMonitors: readonly string[];
+  readonly customPluginMonitors: readonly string[];
+  readonly systemStatsMonitors: readonly string[];
+  readonly enableK8sExporter: boolean;
+  readonly apiserverOverride: string;
+  readonly kubeconfig: string;
+  readonly heartbeatPeriodMs: number;
+  readonly writeEvents: boolean;
+  readonly updateNodeConditions: boolean;
+  readonly eventNamespace: string;
+  readonly eventsApi: 'core' | 'events.k8s.io';
+  readonly apiTimeoutMs: number;
+  readonly nodeName: string;
+  readonly address: string;
+  readonly port: number;
+  readonly prometheusAddress: string;
+  readonly prometheusPort: number;
+  readonly hostRoot: string;
+  readonly shutdownGraceMs: number;
+  readonly version: boolean;
+  readonly help: boolean;
+}
+
+const S = (name: string, help: string, def = ''): FlagSpec => ({ name, kind: 'string', help, default: def });
+const B = (name: string, help: string, def: boolean): FlagSpec => ({ name, kind: 'bool', help, default: String(def) });
+const L = (name: string, help: string): FlagSpec => ({ name, kind: 'list', help });
+const D = (name: string, help: string, def: string): FlagSpec => ({ name, kind: 'duration', help, default: def });
+const I = (name: string, help: string, def: number): FlagSpec => ({ name, kind: 'int', help, default: String(def) });
+const IGNORED = (name: string, kind: FlagSpec['kind'], help: string): FlagSpec => ({ name, kind, help, ignored: true });
+
+export const FLAGS: readonly FlagSpec[] = [
+  L('config.system-log-monitor', 'System log monitor config files, comma separated'),
+  L('config.custom-plugin-monitor', 'Custom plugin monitor config files, comma separated'),
+  L('config.system-stats-monitor', 'System stats monitor config files, comma separated'),
+  L('system-log-monitors', 'Deprecated alias of --config.system-log-monitor'),
+  L('custom-plugin-monitors', 'Deprecated alias of --config.custom-plugin-monitor'),
+  B('enable-k8s-exporter', 'Report conditions and events to the API server', true),
+  S('apiserver-override', 'API server URI, e.g. https://host:443?inClusterConfig=false&auth=/kubeconfig'),
+  S('kubeconfig', 'Path to a kubeconfig (default $KUBECONFIG, then in-cluster config)'),
+  D('apiserver-wait-timeout', 'Accepted for NPD compatibility; monitors never wait for the API server', '5m'),
+  D('apiserver-wait-interval', 'Accepted for NPD compatibility', '5s'),
+  D('k8s-exporter-heartbeat-period', 'Re-send node conditions at least this often', '5m'),
+  B('k8s-exporter-write-events', 'Write Event objects', true),
+  B('k8s-exporter-update-node-conditions', 'Patch node conditions', true),
+  S('event-namespace', 'Namespace of Events ("" means default)'),
+  S('events-api', 'Events API: core (core/v1, like NPD) or events.k8s.io (EventSeries)', 'core'),
+  D('api-request-timeout', 'Timeout of every API request', '10s'),
+  { name: 'kube-api-qps', kind: 'float', help: 'Accepted for NPD compatibility', default: '500' },
+  I('kube-api-burst', 'Accepted for NPD compatibility', 500),
+  S('hostname-override', 'Node name (default $NODE_NAME, then the hostname)'),
+  S('address', 'Bind address of /healthz, /readyz and /conditions', '127.0.0.1'),
+  I('port', 'Port of /healthz, /readyz and /conditions; 0 disables', 20256),
+  S('prometheus-address', 'Bind address of /metrics', '127.0.0.1'),
+  I('prometheus-port', 'Port of /metrics; 0 disables', 20257),
+  S('host-root', 'Where the host file system is mounted (/proc, /sys, /dev/kmsg are read below it)', '/'),
+  D('shutdown-grace-period', 'How long SIGTERM waits for queued events and a last condition sync', '10s'),
+  B('version', 'Print the version and exit', false),
+  B('help', 'Print this help and exit', false),
+  IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
+  IGNORED('v', 'int', 'klog verbosity; use LOG_LEVEL=debug instead'),
+  IGNORED('logtostderr', 'bool', 'klog flag; logs always go to stdout'),
+  IGNORED('alsologtostderr', 'bool', 'klog flag'),
+  IGNORED('vmodule', 'string', 'klog flag'),
+];
+
+export interface ParsedOptions {
+  readonly options: Options;
+  readonly positional: readonly string[];
+  readonly errors: readonly string[];
+  readonly ignored: readonly string[];
+}
+
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, hostname: string): ParsedOptions {
+  const parsed = parseFlags(argv, FLAGS);
+  const errors = [...parsed.errors];
+  const get = (name: string): string => {
+    const v = parsed.values.get(name);
+    const spec = FLAGS.find((f) => f.name === name);
+    return typeof v === 'string' ? v : (spec?.default ?? '');
+  };
+  const list = (name: string): string[] => {
+    const v = parsed.values.get(name);
+    return Array.isArray(v) ? v : [];
+  };
+  const num = (name: string): number => toNumber(name, get(name), errors);
+  const dur = (name: string): number => toDuration(name, get(name), errors);
+  const systemLog = aliased(list('config.system-log-monitor'), list('system-log-monitors'), 'system-log-monitor', errors);
+  const customPlugin = aliased(list('config.custom-plugin-monitor'), list('custom-plugin-monitors'), 'custom-plugin-monitor', errors);
+  const eventsApi = get('events-api');
+  if (eventsApi !== 'core' && eventsApi !== 'events.k8s.io') errors.push('--events-api must be core or events.k8s.io');
+  dur('apiserver-wait-timeout');
+  dur('apiserver-wait-interval');
+  const options: Options = {
+    systemLogMonitors: systemLog,
+    customPluginMonitors: customPlugin,
+    systemStatsMonitors: list('config.system-stats-monitor'),
+    enableK8sExporter: get('enable-k8s-exporter') === 'true',
+    apiserverOverride: get('apiserver-override'),
+    kubeconfig: get('kubeconfig') || env.KUBECONFIG || '',
+    heartbeatPeriodMs: dur('k8s-exporter-heartbeat-period'),
+    writeEvents: get('k8s-exporter-write-events') === 'true',
+    updateNodeConditions: get('k8s-exporter-update-node-conditions') === 'true',
+    eventNamespace: get('event-namespace'),
+    eventsApi: eventsApi === 'events.k8s.io' ? 'events.k8s.io' : 'core',
+    apiTimeoutMs: dur('api-request-timeout'),
+    nodeName: get('hostname-override') || env.NODE_NAME || hostname,
+    address: get('address'),
+    port: num('port'),
+    prometheusAddress: get('prometheus-address'),
+    prometheusPort: num('prometheus-port'),
+    hostRoot: get('host-root'),
+    shutdownGraceMs: dur('shutdown-grace-period'),
+    version: get('version') === 'true',
+    help: get('help') === 'true',
+  };
+  const ignored = FLAGS.filter((f) => f.ignored && parsed.values.has(f.name)).map((f) => f.name);
+  return { options, positional: parsed.positional, errors, ignored };
+}
+
+/** NPD panics when a deprecated alias is combined with its replacement; we report it instead. */
+function aliased(current: string[], deprecated: string[], name: string, errors: string[]): string[] {
+  if (current.length > 0 && deprecated.length > 0) {
+    errors.push(`--config.${name} and its deprecated alias cannot be combined`);
+  }
+  return [...new Set([...current, ...deprecated])];
+}
+
+function toNumber(name: string, value: string, errors: string[]): number {
+  const n = Number(value);
+  if (value === '' || !Number.isFinite(n)) errors.push(`invalid number "${value}" for --${name}`);
+  return n;
+}
+
+function toDuration(name: string, value: string, errors: string[]): number {
+  const ms = parseGoDuration(value);
+  if (ms instanceof Error) {
+    errors.push(`--${name}: ${ms.message}`);
+    return 0;
+  }
+  return ms;
+}
+
+export function helpText(): string {
+  const lines = FLAGS.filter((f) => !f.ignored).map((f) => {
+    const def = f.default !== undefined && f.default !== '' ? ` (default ${f.default})` : '';
+    return `  --${f.name.padEnd(38)} ${f.help}${def}`;
+  });
+  return ['Usage: node-problem-detector [flags]', '       node-problem-detector replay --config FILE... [--format kmsg|plain|journal-json] [--boot-time T] LOG|-', '', 'Flags:', ...lines].join('\n');
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { parseGoDuration } from '../util/duration.ts';
+import type { ConfigIssue } from './errors.ts';
+import { formatPath } from './errors.ts';
+import { patternError } from '../rules/pattern.ts';
+
+/** A Go duration string ("5m", "1h30m", "0"), normalised to milliseconds. */
+export const goDuration = z.string().transform((text, ctx) => {
+  const ms = parseGoDuration(text);
+  if (ms instanceof Error) {
+    ctx.addIssue({ code: 'custom', message: ms.message });
+    return z.NEVER;
+  }
+  if (ms < 0) {
+    ctx.addIssue({ code: 'custom', message: `duration "${text}" must not be negative` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** An RE2 pattern that must compile with the agent's engine. */
+export const re2Pattern = z.string().superRefine((text, ctx) => {
+  const err = patternError(text);
+  if (err) ctx.addIssue({ code: 'custom', message: `invalid regex: ${err}` });
+});
+
+/** Converts zod issues into file-and-field issues, spelling unknown keys out one by one. */
+export function toConfigIssues(file: string, error: z.ZodError): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) out.push({ file, path: formatPath([...issue.path, key]), message: 'unknown key' });
+    } else {
+      out.push({ file, path: formatPath(issue.path), message: issue.message });
+    }
+  }
+  return out;
+}
+
+/** Recursively freezes a validated config so nothing downstream can mutate it. */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,48 @@
+/**
+ * The validated, normalised configuration that the rest of the agent consumes. Durations are
+ * milliseconds. Objects are frozen after validation.
+ */
+
+export interface ConditionConfig {
+  readonly type: string;
+  readonly reason: string;
+  readonly message: string;
+  /** Returns a True condition to its default after this long without a matching line. */
+  readonly clearAfterMs?: number | undefined;
+}
+
+export type RuleType = 'temporary' | 'permanent';
+
+export interface LogRuleConfig {
+  readonly type: RuleType;
+  readonly condition?: string | undefined;
+  readonly reason: string;
+  readonly pattern: string;
+  readonly patternGeneratedMessageSuffix?: string | undefined;
+  /** A line matching this returns the rule's condition to its default (permanent rules). */
+  readonly recoverPattern?: string | undefined;
+  /** Frequency rule: fire only after `count` matches within `windowMs` (NPD's log-counter). */
+  readonly count?: number | undefined;
+  readonly windowMs?: number | undefined;
+  /** Frequency rule: each match cancels one earlier match, like log-counter's --revert-pattern. */
+  readonly revertPattern?: string | undefined;
+}
+
+export type LogPlugin = 'kmsg' | 'journald' | 'filelog';
+
+export interface LogMonitorConfig {
+  readonly kind: 'system-log';
+  /** The file the config came from, for errors and logs. */
+  readonly file: string;
+  readonly plugin: LogPlugin;
+  readonly pluginConfig: Readonly<Record<string, string>>;
+  readonly logPath: string;
+  readonly lookbackMs: number;
+  readonly delayMs: number;
+  readonly skipList: readonly string[];
+  readonly bufferSize: number;
+  readonly source: string;
+  readonly metricsReporting: boolean;
+  readonly conditions: readonly ConditionConfig[];
+  readonly rules: readonly LogRuleConfig[];
+}

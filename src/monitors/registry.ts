@@ -1,0 +1,39 @@
+import { systemLogConfigKind } from '../config/log-monitor-schema.ts';
+import type { ConfigKind } from '../config/load.ts';
+import type { LogMonitorConfig, LogPlugin } from '../config/types.ts';
+import type { MonitorDeps } from './deps.ts';
+import { createKmsgSource } from './kmsg.ts';
+import type { LogSource } from './log-source.ts';
+import type { Monitor } from './monitor.ts';
+import { SystemLogMonitor } from './system-log-monitor.ts';
+
+/** A monitor type: the config it accepts and how to build a monitor from it. */
+export interface MonitorType<C = unknown> {
+  readonly configKind: ConfigKind<C>;
+  create(config: C, deps: MonitorDeps): Monitor;
+}
+
+type SourceFactory = (config: LogMonitorConfig, deps: MonitorDeps) => LogSource;
+
+/** The log sources of system-log-monitor, by NPD plugin name. */
+function logSources(): Readonly<Record<LogPlugin, SourceFactory | undefined>> {
+  return {
+    kmsg: createKmsgSource,
+    journald: undefined,
+    filelog: undefined,
+  };
+}
+
+const systemLogMonitor: MonitorType<LogMonitorConfig> = {
+  configKind: systemLogConfigKind,
+  create(config, deps) {
+    const factory = logSources()[config.plugin];
+    if (!factory) throw new Error(`${config.file}: plugin "${config.plugin}" is not available in this build`);
+    return new SystemLogMonitor(config, factory(config, deps), deps);
+  },
+};
+
+/** Every monitor type the agent knows, in one explicit list. */
+export function monitorTypes(): readonly MonitorType[] {
+  return [systemLogMonitor as MonitorType];
+}

@@ -1,0 +1,106 @@
+import type { Gauge, Registry } from 'prom-client';
+import { counter, gauge } from '../metrics/registry.ts';
+import type { Status } from '../types.ts';
+import type { Clock, TimerHandle } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+import type { Monitor } from './monitor.ts';
+
+const BACKOFF_INITIAL_MS = 1000;
+const BACKOFF_MAX_MS = 60_000;
+
+interface Entry {
+  readonly monitor: Monitor;
+  started: boolean;
+  failures: number;
+  downSince: number | undefined;
+  retry: TimerHandle | undefined;
+}
+
+/**
+ * Starts monitors and keeps them started: a monitor whose start fails is retried with exponential
+ * backoff, and one that stays down longer than the backoff cap makes /healthz fail.
+ */
+export class MonitorSupervisor {
+  private readonly entries: Entry[];
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly failures;
+  private emit: (s: Status) => void = () => {};
+
+  constructor(monitors: readonly Monitor[], deps: { clock: Clock; logger: Logger; registry: Registry }) {
+    this.clock = deps.clock;
+    this.logger = deps.logger;
+    this.entries = monitors.map((monitor) => ({ monitor, started: false, failures: 0, downSince: undefined, retry: undefined }));
+    this.failures = counter(deps.registry, {
+      name: 'npd_monitor_failures_total',
+      help: 'Monitor start failures; each is retried with backoff.',
+      labelNames: ['source'],
+    });
+    this.registerHealthGauges(deps.registry);
+  }
+
+  async start(emit: (s: Status) => void): Promise<void> {
+    this.emit = emit;
+    await Promise.all(this.entries.map((e) => this.startEntry(e)));
+  }
+
+  async stop(): Promise<void> {
+    for (const e of this.entries) e.retry?.cancel();
+    await Promise.all(this.entries.map((e) => e.monitor.stop().catch(() => undefined)));
+  }
+
+  monitors(): readonly Monitor[] {
+    return this.entries.map((e) => e.monitor);
+  }
+
+  /** Liveness: false when a monitor has been down for longer than its restart backoff allows. */
+  liveness(): { ok: boolean; detail: string } {
+    const now = this.clock.now();
+    const lines: string[] = [];
+    let ok = true;
+    for (const e of this.entries) {
+      const h = e.started ? e.monitor.health() : { up: false, healthy: false, detail: 'not started' };
+      const down = !h.up || !h.healthy;
+      if (!down) e.downSince = undefined;
+      else e.downSince ??= now;
+      const dead = down && now - (e.downSince ?? now) > BACKOFF_MAX_MS;
+      if (dead) ok = false;
+      const state = dead ? 'dead' : h.healthy ? 'healthy' : h.up ? 'degraded' : 'restarting';
+      lines.push(`${e.monitor.source}: ${state}${h.detail ? ` (${h.detail})` : ''}`);
+    }
+    return { ok, detail: `${lines.join('\n')}\n` };
+  }
+
+  private async startEntry(e: Entry): Promise<void> {
+    try {
+      await e.monitor.start((s) => this.emit(s));
+      e.started = true;
+      e.failures = 0;
+    } catch (err) {
+      e.failures++;
+      this.failures.inc({ source: e.monitor.source });
+      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_INITIAL_MS * 2 ** (e.failures - 1));
+      this.logger.error({ source: e.monitor.source, err, retryInMs: delay }, 'monitor failed to start');
+      await e.monitor.stop().catch(() => undefined);
+      e.retry = this.clock.setTimeout(() => void this.startEntry(e), delay);
+    }
+  }
+
+  private registerHealthGauges(registry: Registry): void {
+    const sample = (g: Gauge<'source'>, pick: (e: Entry) => boolean) => {
+      for (const e of this.entries) g.set({ source: e.monitor.source }, pick(e) ? 1 : 0);
+    };
+    gauge(registry, {
+      name: 'npd_monitor_up',
+      help: 'Whether a monitor is running.',
+      labelNames: ['source'],
+      collect: (g) => sample(g, (e) => e.started && e.monitor.health().up),
+    });
+    gauge(registry, {
+      name: 'npd_monitor_healthy',
+      help: "Whether a monitor's last read or probe succeeded.",
+      labelNames: ['source'],
+      collect: (g) => sample(g, (e) => e.started && e.monitor.health().healthy),
+    });
+  }
+}

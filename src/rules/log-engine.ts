@@ -1,0 +1,162 @@
+import type { ConditionConfig, LogMonitorConfig, LogRuleConfig } from '../config/types.ts';
+import type { Condition, LogLine, ProblemEvent, Status } from '../types.ts';
+import { conditionChangeEvent } from './condition-event.ts';
+import { FrequencyWindow } from './frequency.ts';
+import { LogBuffer } from './log-buffer.ts';
+import { type CompiledPattern, compilePattern } from './pattern.ts';
+
+export interface GaugeChange {
+  readonly type: string;
+  readonly reason: string;
+  readonly active: boolean;
+}
+
+/** What one step of the engine produced; `counted` feeds problem_counter, `gauges` problem_gauge. */
+export interface EngineResult {
+  readonly status: Status;
+  readonly counted: readonly string[];
+  readonly gauges: readonly GaugeChange[];
+}
+
+interface CompiledRule {
+  readonly config: LogRuleConfig;
+  readonly pattern: CompiledPattern;
+  readonly recover: CompiledPattern | undefined;
+  readonly revert: CompiledPattern | undefined;
+  readonly window: FrequencyWindow | undefined;
+}
+
+interface Step {
+  events: ProblemEvent[];
+  gauges: GaugeChange[];
+}
+
+/**
+ * NPD's system-log-monitor state machine (npd.md §4.1), pure and synchronous: lines in, Status out.
+ * Beyond NPD, a permanent condition can recover through a rule's recoverPattern, its condition's
+ * clearAfter, or a frequency rule falling below its threshold.
+ */
+export class LogRuleEngine {
+  private readonly config: LogMonitorConfig;
+  private readonly buffer: LogBuffer;
+  private readonly rules: readonly CompiledRule[];
+  private readonly defaults: ReadonlyMap<string, ConditionConfig>;
+  private readonly state = new Map<string, Condition>();
+  private readonly lastHit = new Map<string, number>();
+
+  constructor(config: LogMonitorConfig, startedAt: number) {
+    this.config = config;
+    this.buffer = new LogBuffer(config.bufferSize);
+    this.rules = config.rules.map(compileRule);
+    this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
+    for (const c of config.conditions) {
+      this.state.set(c.type, { type: c.type, status: 'False', transition: startedAt, reason: c.reason, message: c.message });
+    }
+  }
+
+  /** NPD publishes the default conditions before reading any log. */
+  initialStatus(): Status {
+    return { source: this.config.source, events: [], conditions: this.conditions() };
+  }
+
+  conditions(): Condition[] {
+    return [...this.state.values()];
+  }
+
+  /** Overrides the state of an owned condition, e.g. with what the Node already shows after a restart. */
+  restore(condition: Condition): void {
+    if (this.state.has(condition.type)) this.state.set(condition.type, condition);
+  }
+
+  process(line: LogLine): EngineResult | undefined {
+    this.buffer.push(line);
+    const step: Step = { events: [], gauges: [] };
+    for (const rule of this.rules) this.apply(rule, line, step);
+    return this.result(step);
+  }
+
+  /** Time-based recovery (clearAfter, frequency windows); call with the clock or replayed time. */
+  tick(now: number): EngineResult | undefined {
+    const step: Step = { events: [], gauges: [] };
+    for (const rule of this.rules) {
+      const cond = rule.config.condition;
+      if (rule.window && cond && this.isActive(cond, rule.config.reason) && !rule.window.reached(now)) {
+        this.clear(cond, now, step);
+      }
+    }
+    for (const [type, def] of this.defaults) {
+      const since = this.lastHit.get(type);
+      const active = this.state.get(type)?.status === 'True';
+      if (active && def.clearAfterMs !== undefined && since !== undefined && now - since >= def.clearAfterMs) {
+        this.clear(type, now, step);
+      }
+    }
+    return this.result(step);
+  }
+
+  private apply(rule: CompiledRule, line: LogLine, step: Step): void {
+    const cfg = rule.config;
+    if (rule.recover && cfg.condition && this.isActive(cfg.condition, cfg.reason)) {
+      if (this.buffer.match(rule.recover)) this.clear(cfg.condition, line.timestamp, step);
+    }
+    if (rule.revert && rule.window && this.buffer.match(rule.revert)) rule.window.revert(line.timestamp);
+    const found = this.buffer.match(rule.pattern);
+    if (!found) return;
+    const first = found.lines[0] ?? line;
+    let message = found.lines.map((l) => l.message).join('\n');
+    if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;
+    if (cfg.condition) this.lastHit.set(cfg.condition, line.timestamp);
+    if (rule.window) {
+      rule.window.hit(line.timestamp);
+      if (!rule.window.reached(line.timestamp)) return;
+      // A temporary frequency rule reports each burst once, then counts afresh.
+      if (cfg.type === 'temporary') rule.window.reset();
+    }
+    if (cfg.type === 'temporary') {
+      step.events.push({ severity: 'warn', timestamp: first.timestamp, reason: cfg.reason, message });
+    } else if (cfg.condition) {
+      this.raise(cfg.condition, cfg.reason, message, first.timestamp, step);
+    }
+  }
+
+  private raise(type: string, reason: string, message: string, at: number, step: Step): void {
+    const current = this.state.get(type);
+    if (!current) return;
+    if (current.status === 'True' && current.reason === reason) return;
+    this.state.set(type, { type, status: 'True', transition: at, reason, message });
+    step.events.push(conditionChangeEvent(type, 'True', reason, message, at));
+    step.gauges.push({ type, reason, active: true });
+  }
+
+  private clear(type: string, at: number, step: Step): void {
+    const current = this.state.get(type);
+    const def = this.defaults.get(type);
+    if (!current || !def || current.status === 'False') return;
+    this.state.set(type, { type, status: 'False', transition: at, reason: def.reason, message: def.message });
+    step.events.push(conditionChangeEvent(type, 'False', def.reason, def.message, at));
+    step.gauges.push({ type, reason: current.reason, active: false });
+  }
+
+  private isActive(type: string, reason: string): boolean {
+    const c = this.state.get(type);
+    return c?.status === 'True' && c.reason === reason;
+  }
+
+  private result(step: Step): EngineResult | undefined {
+    if (step.events.length === 0 && step.gauges.length === 0) return undefined;
+    const counted = step.events.filter((e) => e.severity === 'warn').map((e) => e.reason);
+    const status = { source: this.config.source, events: step.events, conditions: this.conditions() };
+    return { status, counted, gauges: step.gauges };
+  }
+}
+
+function compileRule(config: LogRuleConfig): CompiledRule {
+  const windowed = config.count !== undefined && config.windowMs !== undefined;
+  return {
+    config,
+    pattern: compilePattern(config.pattern),
+    recover: config.recoverPattern ? compilePattern(config.recoverPattern) : undefined,
+    revert: config.revertPattern ? compilePattern(config.revertPattern) : undefined,
+    window: windowed ? new FrequencyWindow(config.count as number, config.windowMs as number) : undefined,
+  };
+}
