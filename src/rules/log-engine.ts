@@ -4,6 +4,7 @@ import { conditionChangeEvent } from './condition-event.ts';
 import { FrequencyWindow } from './frequency.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { type CompiledPattern, compilePattern } from './pattern.ts';
+import { Prefilter } from './prefilter.ts';
 
 export interface GaugeChange {
   readonly type: string;
@@ -43,11 +44,13 @@ export class LogRuleEngine {
   private readonly defaults: ReadonlyMap<string, ConditionConfig>;
   private readonly state = new Map<string, Condition>();
   private readonly lastHit = new Map<string, number>();
+  private readonly prefilter: Prefilter;
 
   constructor(config: LogMonitorConfig, startedAt: number) {
     this.config = config;
     this.buffer = new LogBuffer(config.bufferSize);
     this.rules = config.rules.map(compileRule);
+    this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
     this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
     for (const c of config.conditions) {
       this.state.set(c.type, { type: c.type, status: 'False', transition: startedAt, reason: c.reason, message: c.message });
@@ -71,7 +74,11 @@ export class LogRuleEngine {
   process(line: LogLine): EngineResult | undefined {
     this.buffer.push(line);
     const step: Step = { events: [], gauges: [] };
-    for (const rule of this.rules) this.apply(rule, line, step);
+    const candidates = this.prefilter.candidates(line.message);
+    for (let i = 0; i < this.rules.length; i++) {
+      const rule = this.rules[i] as CompiledRule;
+      if (candidates[i] || rule.recover || rule.revert) this.apply(rule, line, step);
+    }
     return this.result(step);
   }
 

@@ -1,0 +1,77 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from './agent.ts';
+import { ConfigError } from './config/errors.ts';
+import { type LoadedConfig, loadConfigs } from './config/load.ts';
+import { helpText, type Options, parseOptions } from './config/options.ts';
+import { createRegistry } from './metrics/registry.ts';
+import { monitorTypes } from './monitors/registry.ts';
+import { runReplay } from './replay/command.ts';
+import { systemClock } from './util/clock.ts';
+import { createLogger, type Logger } from './util/logger.ts';
+import { VERSION } from './version.ts';
+
+/** Rules the agent runs when no --config.* flag is given. */
+const DEFAULT_RULES = ['kernel.yaml', 'readonly.yaml'];
+
+export interface Cli {
+  readonly argv: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly rulesDir: string;
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly readStdin: () => string;
+}
+
+export type Outcome = { readonly exit: number } | { readonly agent: Agent; readonly logger: Logger; readonly graceMs: number };
+
+/** Everything main.ts does except exiting: parse, validate, then either answer or start the agent. */
+export async function run(cli: Cli): Promise<Outcome> {
+  if (cli.argv[0] === 'replay') {
+    return { exit: runReplay(cli.argv.slice(1), { stdout: cli.out, stderr: cli.err, readStdin: cli.readStdin }) };
+  }
+  const parsed = parseOptions(cli.argv, cli.env, hostname());
+  if (parsed.errors.length > 0 || parsed.positional.length > 0) {
+    const extra = parsed.positional.map((p) => `unexpected argument: ${p}`);
+    cli.err(`${[...parsed.errors, ...extra].join('\n')}\n\n${helpText()}\n`);
+    return { exit: 2 };
+  }
+  if (parsed.options.help) return answer(cli, helpText());
+  if (parsed.options.version) return answer(cli, `node-problem-detector ${VERSION}`);
+  let configs: LoadedConfig[];
+  try {
+    configs = loadConfigs(configFiles(parsed.options, cli.rulesDir), monitorTypes().map((t) => t.configKind));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    cli.err(`invalid configuration:\n${err.message}\n`);
+    return { exit: 2 };
+  }
+  const logger = await createLogger();
+  for (const flag of parsed.ignored) logger.warn({ flag }, 'flag accepted for NPD compatibility and ignored');
+  const agent = new Agent({
+    options: parsed.options,
+    configs,
+    types: monitorTypes(),
+    clock: systemClock,
+    registry: createRegistry(),
+    logger,
+    version: VERSION,
+  });
+  await agent.start();
+  return { agent, logger, graceMs: parsed.options.shutdownGraceMs };
+}
+
+function answer(cli: Cli, text: string): Outcome {
+  cli.out(`${text}\n`);
+  return { exit: 0 };
+}
+
+function configFiles(o: Options, rulesDir: string): { file: string; kind?: string }[] {
+  const flagged = [
+    ...o.systemLogMonitors.map((file) => ({ file, kind: 'system-log-monitor' })),
+    ...o.customPluginMonitors.map((file) => ({ file, kind: 'custom-plugin-monitor' })),
+    ...o.systemStatsMonitors.map((file) => ({ file, kind: 'system-stats-monitor' })),
+  ];
+  if (flagged.length > 0) return flagged;
+  return DEFAULT_RULES.map((name) => ({ file: join(rulesDir, name) }));
+}

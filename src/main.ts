@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { run } from './cli.ts';
+
+/**
+ * The only place that exits. Signals are handled explicitly: as PID 1 in a container Node ignores
+ * SIGTERM otherwise, and exiting through process.exit lets pino flush.
+ */
+async function main(): Promise<void> {
+  const outcome = await run({
+    argv: process.argv.slice(2),
+    env: process.env,
+    rulesDir: process.env.NPD_RULES_DIR ?? join(import.meta.dirname, '..', 'rules'),
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    readStdin: () => readFileSync(0, 'utf8'),
+  });
+  if ('exit' in outcome) {
+    process.exitCode = outcome.exit;
+    return;
+  }
+  const { agent, logger, graceMs } = outcome;
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal, graceMs }, 'shutting down');
+    const deadline = setTimeout(() => process.exit(1), graceMs + 2000);
+    void agent.stop(graceMs).finally(() => {
+      clearTimeout(deadline);
+      logger.info('stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  // A bug in one callback must degrade the agent, not take every monitor down with it.
+  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
