@@ -1,0 +1,65 @@
+/**
+ * Shared pieces of the end-to-end suite: the agent as a real process against the real control plane,
+ * driven by marked lines written into the real /dev/kmsg.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO } from '../support/agent-process.ts';
+
+export { type AgentProcess, metricValue, startAgent, waitFor } from '../support/agent-process.ts';
+
+export function marker(prefix = 'e2e'): string {
+  return `${prefix}${randomBytes(5).toString('hex')}`;
+}
+
+export function workDir(): string {
+  return mkdtempSync(join(tmpdir(), 'npd-e2e-agent-'));
+}
+
+/** A shipped rule file with lookback 0, so the agent never replays lines earlier tests wrote. */
+export function shippedRules(dir: string, name: string): string {
+  const text = readFileSync(join(REPO, 'rules', name), 'utf8').replace(/^lookback: .*$/m, 'lookback: 0s');
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+export function writeConfig(dir: string, name: string, lines: readonly string[]): string {
+  const file = join(dir, name);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** Writes kernel-log lines; one open per line sidesteps /dev/kmsg's per-open rate limit. */
+export function kmsg(...lines: string[]): void {
+  for (const line of lines) writeFileSync('/dev/kmsg', `<3>${line}\n`);
+}
+
+export function agentArgs(kubeconfig: string, node: string, configs: readonly string[]): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--hostname-override=${node}`,
+    `--config.system-log-monitor=${configs.join(',')}`,
+  ];
+}
+
+export interface KubeEventJson {
+  metadata: { name: string; namespace: string };
+  reason: string;
+  message: string;
+  type: string;
+  count?: number;
+  source?: { component?: string; host?: string };
+  involvedObject: { kind: string; name: string; uid?: string; apiVersion?: string; namespace?: string };
+}
+
+export interface NodeConditionJson {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  lastHeartbeatTime?: string;
+}
