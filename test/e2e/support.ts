@@ -63,3 +63,49 @@ export interface NodeConditionJson {
   lastTransitionTime?: string;
   lastHeartbeatTime?: string;
 }
+
+/**
+ * A TCP pass-through in front of the apiserver that only accepts connections while `open`: what a
+ * load balancer health-checking /readyz does for real agents. Without it, a request that lands while a
+ * restarting apiserver serves but has not synced RBAC yet is refused with 403.
+ */
+export interface Gate {
+  readonly port: number;
+  open: boolean;
+  close(): Promise<void>;
+}
+
+export async function readinessGate(upstreamPort: number): Promise<Gate> {
+  const { createServer, connect } = await import('node:net');
+  const sockets = new Set<import('node:net').Socket>();
+  const gate = { port: 0, open: true, close: async () => {} } as Gate;
+  const server = createServer((client) => {
+    if (!gate.open) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(upstreamPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => s.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  (gate as { port: number }).port = (server.address() as { port: number }).port;
+  gate.close = () =>
+    new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
+    });
+  return gate;
+}
+
+/** A copy of a kubeconfig whose server points at another local port. */
+export function kubeconfigVia(kubeconfig: string, port: number, dir: string): string {
+  const text = readFileSync(kubeconfig, 'utf8').replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${port}`);
+  const file = join(dir, 'kubeconfig-via-gate');
+  writeFileSync(file, text);
+  return file;
+}

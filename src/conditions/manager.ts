@@ -1,0 +1,258 @@
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { formatRfc3339Seconds } from '../k8s/time.ts';
+import { counter, gauge } from '../metrics/registry.ts';
+import { SinkError } from '../recorder/types.ts';
+import type { Condition, ConditionStatus } from '../types.ts';
+import type { Clock, TimerHandle } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+
+/** NPD condition/manager.go: updatePeriod, resyncPeriod and the default heartbeat. */
+export const UPDATE_PERIOD_MS = 1_000;
+export const RESYNC_PERIOD_MS = 10_000;
+export const DEFAULT_HEARTBEAT_PERIOD_MS = 5 * 60_000;
+/** client-go retry.DefaultRetry, which NPD wraps around every status patch: 5 steps, 10 ms, jitter 0.1. */
+export const QUICK_ATTEMPTS = 5;
+export const QUICK_RETRY_DELAY_MS = 10;
+
+/** A core/v1 NodeCondition as sent in the status patch. */
+export interface NodeConditionJson {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  readonly lastHeartbeatTime: string;
+  readonly lastTransitionTime: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Writes `{"status":{"conditions":[...]}}` to the Node; KubeNodeStatusWriter or a fake in tests. */
+export interface NodeStatusWriter {
+  patchConditions(conditions: readonly NodeConditionJson[]): Promise<void>;
+}
+
+export interface ConditionManagerOptions {
+  /** Absent when --k8s-exporter-update-node-conditions=false: conditions are tracked but never written. */
+  readonly writer: NodeStatusWriter | undefined;
+  readonly clock: Clock;
+  readonly registry: Registry;
+  readonly logger?: Logger;
+  /** --k8s-exporter-heartbeat-period; default 5 min. */
+  readonly heartbeatPeriodMs?: number;
+  readonly updatePeriodMs?: number;
+  readonly resyncPeriodMs?: number;
+  /** Attempts per sync before waiting for the resync; default 5. */
+  readonly quickAttempts?: number;
+  readonly quickRetryDelayMs?: number;
+  readonly random?: () => number;
+}
+
+function sameCondition(a: Condition | undefined, b: Condition): boolean {
+  return (
+    a !== undefined &&
+    a.status === b.status &&
+    a.transition === b.transition &&
+    a.reason === b.reason &&
+    a.message === b.message
+  );
+}
+
+/** 4xx answers will not change within milliseconds, and a Retry-After asks us to hold off. */
+function quickRetryable(err: unknown): boolean {
+  if ((err as { retryAfterMs?: unknown }).retryAfterMs !== undefined) return false;
+  const code = err instanceof SinkError ? err.statusCode : undefined;
+  return code === undefined || code >= 500;
+}
+
+function retryAfterMs(err: unknown): number | undefined {
+  const v = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof v === 'number' ? v : undefined;
+}
+
+/**
+ * NPD's condition manager. Monitors call update() (last writer per type wins) and never wait: a 1 s tick
+ * folds updates in and syncs when a condition changed, 10 s after a failed sync, or when the heartbeat
+ * is due. A sync PATCHes every known condition with lastHeartbeatTime = now. During an outage only the
+ * latest value per type is kept, so recovery writes the current state, not the history.
+ *
+ * synced() (for /readyz) is true when there is nothing to write (no writer, or no condition reported
+ * yet); otherwise after the first successful sync, as long as the last attempt succeeded or the last
+ * success is at most two heartbeat periods old. A short outage therefore does not flip readiness.
+ */
+export class ConditionManager {
+  private readonly writer: NodeStatusWriter | undefined;
+  private readonly clock: Clock;
+  private readonly logger: Logger | undefined;
+  private readonly heartbeatMs: number;
+  private readonly updateMs: number;
+  private readonly resyncMs: number;
+  private readonly quickAttempts: number;
+  private readonly quickDelayMs: number;
+  private readonly random: () => number;
+  private readonly current = new Map<string, Condition>();
+  private readonly pending = new Map<string, Condition>();
+  private readonly syncs: Counter<'result'>;
+  private readonly retries: Counter;
+  private readonly lastSyncGauge: Gauge;
+  private timer: TimerHandle | undefined;
+  private running = false;
+  private inFlight = false;
+  private dirty = false;
+  private resyncNeeded = false;
+  private lastTry: number | undefined;
+  private notBefore = Number.NEGATIVE_INFINITY;
+  private lastSuccess: number | undefined;
+  private lastAttemptOk = false;
+
+  constructor(opts: ConditionManagerOptions) {
+    this.writer = opts.writer;
+    this.clock = opts.clock;
+    this.logger = opts.logger;
+    this.heartbeatMs = opts.heartbeatPeriodMs ?? DEFAULT_HEARTBEAT_PERIOD_MS;
+    this.updateMs = opts.updatePeriodMs ?? UPDATE_PERIOD_MS;
+    this.resyncMs = opts.resyncPeriodMs ?? RESYNC_PERIOD_MS;
+    this.quickAttempts = Math.max(1, opts.quickAttempts ?? QUICK_ATTEMPTS);
+    this.quickDelayMs = opts.quickRetryDelayMs ?? QUICK_RETRY_DELAY_MS;
+    this.random = opts.random ?? Math.random;
+    this.syncs = counter(opts.registry, {
+      name: 'npd_condition_sync_total',
+      help: 'Node condition syncs (after quick retries) by result.',
+      labelNames: ['result'],
+    });
+    this.syncs.inc({ result: 'success' }, 0);
+    this.syncs.inc({ result: 'failure' }, 0);
+    this.retries = counter(opts.registry, {
+      name: 'npd_condition_sync_retries_total',
+      help: 'Quick retries of a failed node condition patch within one sync.',
+    });
+    this.lastSyncGauge = gauge(opts.registry, {
+      name: 'npd_condition_last_sync_timestamp_seconds',
+      help: 'Unix time of the last successful node condition sync.',
+    });
+  }
+
+  /** Records the latest value of one condition type; never blocks and never throws. */
+  update(condition: Condition): void {
+    this.pending.set(condition.type, condition);
+  }
+
+  /** Starts the tick loop and returns at once; the first sync happens on the first tick. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /** The latest value of every condition type, in first-reported order (for GET /conditions). */
+  conditions(): Condition[] {
+    const merged = new Map(this.current);
+    for (const [type, c] of this.pending) merged.set(type, c);
+    return [...merged.values()];
+  }
+
+  /** Epoch ms of the last successful sync, if any. */
+  get lastSyncSuccess(): number | undefined {
+    return this.lastSuccess;
+  }
+
+  synced(): boolean {
+    if (!this.writer) return true;
+    if (this.lastSuccess === undefined) return this.current.size === 0 && this.pending.size === 0;
+    if (this.lastAttemptOk) return true;
+    return this.clock.now() - this.lastSuccess <= 2 * this.heartbeatMs;
+  }
+
+  private schedule(): void {
+    this.timer = this.clock.setTimeout(() => this.tick(), this.updateMs);
+  }
+
+  private tick(): void {
+    if (!this.running) return;
+    this.foldPending();
+    if (!this.inFlight && this.shouldSync()) void this.sync();
+    this.schedule();
+  }
+
+  private foldPending(): void {
+    for (const [type, c] of this.pending) {
+      if (sameCondition(this.current.get(type), c)) continue;
+      this.current.set(type, c);
+      this.dirty = true;
+    }
+    this.pending.clear();
+  }
+
+  private shouldSync(): boolean {
+    if (!this.writer || this.current.size === 0) return false;
+    const now = this.clock.now();
+    if (now < this.notBefore) return false;
+    if (this.dirty || this.lastTry === undefined) return true;
+    const sinceTry = now - this.lastTry;
+    if (this.resyncNeeded && sinceTry >= this.resyncMs) return true;
+    return sinceTry >= this.heartbeatMs;
+  }
+
+  private async sync(): Promise<void> {
+    this.inFlight = true;
+    this.lastTry = this.clock.now();
+    this.resyncNeeded = false;
+    this.dirty = false;
+    try {
+      await this.patchWithRetries();
+      this.lastSuccess = this.clock.now();
+      this.lastAttemptOk = true;
+      this.syncs.inc({ result: 'success' });
+      this.lastSyncGauge.set(this.lastSuccess / 1000);
+    } catch (err) {
+      this.resyncNeeded = true;
+      this.lastAttemptOk = false;
+      this.syncs.inc({ result: 'failure' });
+      const wait = retryAfterMs(err);
+      if (wait !== undefined) this.notBefore = this.clock.now() + wait;
+      this.logger?.warn(
+        { err, retryInMs: Math.max(this.resyncMs, wait ?? 0) },
+        'failed to update node conditions',
+      );
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  /** Each attempt re-reads the conditions, so a retry sends the newest values and a fresh heartbeat. */
+  private async patchWithRetries(): Promise<void> {
+    const writer = this.writer;
+    if (!writer) return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await writer.patchConditions(this.wire());
+        return;
+      } catch (err) {
+        if (attempt >= this.quickAttempts || !quickRetryable(err) || !this.running) throw err;
+        this.retries.inc();
+        await this.sleep(this.quickDelayMs * (1 + 0.1 * this.random()));
+      }
+    }
+  }
+
+  private wire(): NodeConditionJson[] {
+    const heartbeat = formatRfc3339Seconds(this.clock.now());
+    return [...this.current.values()].map((c) => ({
+      type: c.type,
+      status: c.status,
+      lastHeartbeatTime: heartbeat,
+      lastTransitionTime: formatRfc3339Seconds(c.transition),
+      reason: c.reason,
+      message: c.message,
+    }));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.clock.setTimeout(resolve, ms);
+    });
+  }
+}
