@@ -60,9 +60,34 @@ function splitFlag(arg: string): [string, string | undefined] {
   return eq < 0 ? [body, undefined] : [body.slice(0, eq), body.slice(eq + 1)];
 }
 
-function store(values: Map<string, string | string[]>, spec: FlagSpec, value: string, errors: string[]): void {
-  if (spec.kind === 'bool' && value !== 'true' && value !== 'false') {
-    errors.push(`invalid argument "${value}" for --${spec.name}: expected true or false`);
+/** strconv.ParseBool's spellings, which pflag accepts. */
+const GO_BOOLS: Readonly<Record<string, string>> = {
+  1: 'true',
+  t: 'true',
+  T: 'true',
+  TRUE: 'true',
+  true: 'true',
+  True: 'true',
+  0: 'false',
+  f: 'false',
+  F: 'false',
+  FALSE: 'false',
+  false: 'false',
+  False: 'false',
+};
+
+function store(values: Map<string, string | string[]>, spec: FlagSpec, raw: string, errors: string[]): void {
+  let value = raw;
+  if (spec.kind === 'bool') {
+    const normalised = GO_BOOLS[raw];
+    if (normalised === undefined) {
+      errors.push(`invalid argument "${raw}" for --${spec.name}: expected a boolean`);
+      return;
+    }
+    value = normalised;
+  }
+  if (spec.kind === 'int' && !/^-?\d+$/.test(value)) {
+    errors.push(`invalid argument "${raw}" for --${spec.name}: expected an integer`);
     return;
   }
   if (spec.kind === 'list') {

@@ -74,7 +74,11 @@ export function parseText(file: string, text: string): { value?: unknown; issues
       return {
         issues: doc.errors.map((e) => {
           const pos = lineCounter.linePos(e.pos[0]);
-          return { file, path: `line ${pos.line}:${pos.col}`, message: e.message.split('\n')[0] ?? e.message };
+          return {
+            file,
+            path: `line ${pos.line}:${pos.col}`,
+            message: e.message.split('\n')[0] ?? e.message,
+          };
         }),
       };
     }

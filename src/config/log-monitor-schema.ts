@@ -1,15 +1,21 @@
 import { z } from 'zod';
+import { unknownReferences } from '../rules/template.ts';
 import type { ConfigIssue } from './errors.ts';
 import { formatPath } from './errors.ts';
-import { deepFreeze, goDuration, isRecord, re2Pattern, toConfigIssues } from './schema-kit.ts';
 import type { ConfigKind } from './load.ts';
+import { deepFreeze, goDuration, isRecord, re2Pattern, toConfigIssues } from './schema-kit.ts';
 import type { LogMonitorConfig } from './types.ts';
 
 /** pluginConfig keys each log plugin understands; NPD's filelog needs all three of its keys. */
-const PLUGIN_KEYS: Readonly<Record<string, { readonly allowed: readonly string[]; readonly required: readonly string[] }>> = {
+const PLUGIN_KEYS: Readonly<
+  Record<string, { readonly allowed: readonly string[]; readonly required: readonly string[] }>
+> = {
   kmsg: { allowed: [], required: [] },
   journald: { allowed: ['source', 'unit'], required: [] },
-  filelog: { allowed: ['timestamp', 'message', 'timestampFormat'], required: ['timestamp', 'message', 'timestampFormat'] },
+  filelog: {
+    allowed: ['timestamp', 'message', 'timestampFormat'],
+    required: ['timestamp', 'message', 'timestampFormat'],
+  },
 };
 
 const condition = z.strictObject({
@@ -25,6 +31,7 @@ const rule = z.strictObject({
   reason: z.string().min(1),
   pattern: re2Pattern,
   patternGeneratedMessageSuffix: z.string().optional(),
+  message: z.string().optional(),
   recoverPattern: re2Pattern.optional(),
   count: z.number().int().min(1).optional(),
   window: goDuration.optional(),
@@ -46,7 +53,10 @@ const logMonitor = z.strictObject({
 });
 
 /** Validates a system-log-monitor config (NPD's JSON or our YAML) and returns it normalised and frozen. */
-export function validateLogMonitor(raw: unknown, file: string): { config?: LogMonitorConfig; issues: ConfigIssue[] } {
+export function validateLogMonitor(
+  raw: unknown,
+  file: string,
+): { config?: LogMonitorConfig; issues: ConfigIssue[] } {
   const parsed = logMonitor.safeParse(raw);
   const issues = [...(parsed.success ? [] : toConfigIssues(file, parsed.error)), ...crossCheck(raw, file)];
   if (!parsed.success || issues.length > 0) return { issues };
@@ -73,7 +83,8 @@ export function validateLogMonitor(raw: unknown, file: string): { config?: LogMo
 function crossCheck(raw: unknown, file: string): ConfigIssue[] {
   if (!isRecord(raw)) return [{ file, path: '', message: 'expected an object at the top level' }];
   const issues: ConfigIssue[] = [];
-  const add = (path: PropertyKey[], message: string) => issues.push({ file, path: formatPath(path), message });
+  const add = (path: PropertyKey[], message: string) =>
+    issues.push({ file, path: formatPath(path), message });
   checkPluginConfig(raw, add);
   const declared = new Set<string>();
   const conditions = Array.isArray(raw.conditions) ? raw.conditions : [];
@@ -96,10 +107,12 @@ function checkPluginConfig(raw: Record<string, unknown>, add: Add): void {
   if (!spec) return;
   const pc = isRecord(raw.pluginConfig) ? raw.pluginConfig : {};
   for (const key of Object.keys(pc)) {
-    if (!spec.allowed.includes(key)) add(['pluginConfig', key], `unknown key for plugin "${String(raw.plugin)}"`);
+    if (!spec.allowed.includes(key))
+      add(['pluginConfig', key], `unknown key for plugin "${String(raw.plugin)}"`);
   }
   for (const key of spec.required) {
-    if (typeof pc[key] !== 'string' || pc[key] === '') add(['pluginConfig', key], 'required by the filelog plugin');
+    if (typeof pc[key] !== 'string' || pc[key] === '')
+      add(['pluginConfig', key], 'required by the filelog plugin');
   }
   if (raw.plugin === 'journald' && !pc.source && !pc.unit) {
     add(['pluginConfig'], 'journald needs "source" (SYSLOG_IDENTIFIER) or "unit" (_SYSTEMD_UNIT)');
@@ -115,6 +128,13 @@ function checkRule(r: Record<string, unknown>, i: number, declared: Set<string>,
     }
   } else if (r.recoverPattern !== undefined) {
     add(['rules', i, 'recoverPattern'], 'only permanent rules can recover');
+  }
+  for (const field of ['reason', 'message'] as const) {
+    const template = r[field];
+    if (typeof template !== 'string' || typeof r.pattern !== 'string') continue;
+    for (const ref of unknownReferences(template, r.pattern)) {
+      add(['rules', i, field], `${ref} does not name a capture group of the pattern`);
+    }
   }
   if ((r.count === undefined) !== (r.window === undefined)) {
     add(['rules', i, r.count === undefined ? 'count' : 'window'], 'count and window go together');

@@ -27,11 +27,31 @@ export interface Options {
 }
 
 const S = (name: string, help: string, def = ''): FlagSpec => ({ name, kind: 'string', help, default: def });
-const B = (name: string, help: string, def: boolean): FlagSpec => ({ name, kind: 'bool', help, default: String(def) });
+const B = (name: string, help: string, def: boolean): FlagSpec => ({
+  name,
+  kind: 'bool',
+  help,
+  default: String(def),
+});
 const L = (name: string, help: string): FlagSpec => ({ name, kind: 'list', help });
-const D = (name: string, help: string, def: string): FlagSpec => ({ name, kind: 'duration', help, default: def });
-const I = (name: string, help: string, def: number): FlagSpec => ({ name, kind: 'int', help, default: String(def) });
-const IGNORED = (name: string, kind: FlagSpec['kind'], help: string): FlagSpec => ({ name, kind, help, ignored: true });
+const D = (name: string, help: string, def: string): FlagSpec => ({
+  name,
+  kind: 'duration',
+  help,
+  default: def,
+});
+const I = (name: string, help: string, def: number): FlagSpec => ({
+  name,
+  kind: 'int',
+  help,
+  default: String(def),
+});
+const IGNORED = (name: string, kind: FlagSpec['kind'], help: string): FlagSpec => ({
+  name,
+  kind,
+  help,
+  ignored: true,
+});
 
 export const FLAGS: readonly FlagSpec[] = [
   L('config.system-log-monitor', 'System log monitor config files, comma separated'),
@@ -75,7 +95,11 @@ export interface ParsedOptions {
   readonly ignored: readonly string[];
 }
 
-export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, hostname: string): ParsedOptions {
+export function parseOptions(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  hostname: string,
+): ParsedOptions {
   const parsed = parseFlags(argv, FLAGS);
   const errors = [...parsed.errors];
   const get = (name: string): string => {
@@ -89,10 +113,21 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, ho
   };
   const num = (name: string): number => toNumber(name, get(name), errors);
   const dur = (name: string): number => toDuration(name, get(name), errors);
-  const systemLog = aliased(list('config.system-log-monitor'), list('system-log-monitors'), 'system-log-monitor', errors);
-  const customPlugin = aliased(list('config.custom-plugin-monitor'), list('custom-plugin-monitors'), 'custom-plugin-monitor', errors);
+  const systemLog = aliased(
+    list('config.system-log-monitor'),
+    list('system-log-monitors'),
+    'system-log-monitor',
+    errors,
+  );
+  const customPlugin = aliased(
+    list('config.custom-plugin-monitor'),
+    list('custom-plugin-monitors'),
+    'custom-plugin-monitor',
+    errors,
+  );
   const eventsApi = get('events-api');
-  if (eventsApi !== 'core' && eventsApi !== 'events.k8s.io') errors.push('--events-api must be core or events.k8s.io');
+  if (eventsApi !== 'core' && eventsApi !== 'events.k8s.io')
+    errors.push('--events-api must be core or events.k8s.io');
   dur('apiserver-wait-timeout');
   dur('apiserver-wait-interval');
   const options: Options = {
@@ -150,5 +185,11 @@ export function helpText(): string {
     const def = f.default !== undefined && f.default !== '' ? ` (default ${f.default})` : '';
     return `  --${f.name.padEnd(38)} ${f.help}${def}`;
   });
-  return ['Usage: node-problem-detector [flags]', '       node-problem-detector replay --config FILE... [--format kmsg|plain|journal-json] [--boot-time T] LOG|-', '', 'Flags:', ...lines].join('\n');
+  return [
+    'Usage: node-problem-detector [flags]',
+    '       node-problem-detector replay --config FILE... [--format kmsg|plain|journal-json] [--boot-time T] LOG|-',
+    '',
+    'Flags:',
+    ...lines,
+  ].join('\n');
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { patternError } from '../rules/pattern.ts';
 import { parseGoDuration } from '../util/duration.ts';
 import type { ConfigIssue } from './errors.ts';
 import { formatPath } from './errors.ts';
-import { patternError } from '../rules/pattern.ts';
 
 /** A Go duration string ("5m", "1h30m", "0"), normalised to milliseconds. */
 export const goDuration = z.string().transform((text, ctx) => {
@@ -29,7 +29,8 @@ export function toConfigIssues(file: string, error: z.ZodError): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ file, path: formatPath([...issue.path, key]), message: 'unknown key' });
+      for (const key of issue.keys)
+        out.push({ file, path: formatPath([...issue.path, key]), message: 'unknown key' });
     } else {
       out.push({ file, path: formatPath(issue.path), message: issue.message });
     }

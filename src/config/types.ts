@@ -19,6 +19,8 @@ export interface LogRuleConfig {
   readonly reason: string;
   readonly pattern: string;
   readonly patternGeneratedMessageSuffix?: string | undefined;
+  /** Replaces the matched text as the message; `$1`/`${name}` expand capture groups, as in `reason`. */
+  readonly message?: string | undefined;
   /** A line matching this returns the rule's condition to its default (permanent rules). */
   readonly recoverPattern?: string | undefined;
   /** Frequency rule: fire only after `count` matches within `windowMs` (NPD's log-counter). */

@@ -29,10 +29,18 @@ export class ProblemMetrics {
   }
 
   /** Pre-creates the zero series so dashboards see every known problem before it happens. */
-  initialise(rules: readonly { readonly type: string; readonly reason: string; readonly condition?: string | undefined }[]): void {
+  initialise(
+    rules: readonly {
+      readonly type: string;
+      readonly reason: string;
+      readonly condition?: string | undefined;
+    }[],
+  ): void {
     for (const rule of rules) {
+      if (rule.reason.includes('$')) continue;
       this.counter.inc({ reason: rule.reason }, 0);
-      if (rule.type === 'permanent' && rule.condition) this.gauge.set({ type: rule.condition, reason: rule.reason }, 0);
+      if (rule.type === 'permanent' && rule.condition)
+        this.gauge.set({ type: rule.condition, reason: rule.reason }, 0);
     }
   }
 
@@ -43,9 +51,9 @@ export class ProblemMetrics {
 
   private setGauge(type: string, reason: string, active: boolean): void {
     const previous = this.activeReason.get(type);
-    if (active && previous !== undefined && previous !== reason) this.gauge.set({ type, reason: previous }, 0);
+    if (previous !== undefined && previous !== reason) this.gauge.set({ type, reason: previous }, 0);
     this.gauge.set({ type, reason }, active ? 1 : 0);
     if (active) this.activeReason.set(type, reason);
-    else if (previous === reason) this.activeReason.delete(type);
+    else this.activeReason.delete(type);
   }
 }

@@ -33,7 +33,13 @@ export function gauge<L extends string = never>(
     ...rest,
     labelNames: spec.labelNames ?? [],
     registers: [registry],
-    ...(collect ? { collect(this: Gauge<L>) { return collect(this); } } : {}),
+    ...(collect
+      ? {
+          collect(this: Gauge<L>) {
+            return collect(this);
+          },
+        }
+      : {}),
   });
 }
 

@@ -30,7 +30,13 @@ export class MonitorSupervisor {
   constructor(monitors: readonly Monitor[], deps: { clock: Clock; logger: Logger; registry: Registry }) {
     this.clock = deps.clock;
     this.logger = deps.logger;
-    this.entries = monitors.map((monitor) => ({ monitor, started: false, failures: 0, downSince: undefined, retry: undefined }));
+    this.entries = monitors.map((monitor) => ({
+      monitor,
+      started: false,
+      failures: 0,
+      downSince: undefined,
+      retry: undefined,
+    }));
     this.failures = counter(deps.registry, {
       name: 'npd_monitor_failures_total',
       help: 'Monitor start failures; each is retried with backoff.',
@@ -77,6 +83,7 @@ export class MonitorSupervisor {
       e.started = true;
       e.failures = 0;
     } catch (err) {
+      e.downSince ??= this.clock.now();
       e.failures++;
       this.failures.inc({ source: e.monitor.source });
       const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_INITIAL_MS * 2 ** (e.failures - 1));

@@ -10,6 +10,9 @@ const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   '\v': '\\v',
 };
 
+/** Go's unicode.IsPrint: letters, marks, numbers, punctuation and symbols (plus the ASCII space). */
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
+
 /** Go's strconv.Quote (what NPD's %q produces), so condition-change messages read exactly as NPD's. */
 export function goQuote(text: string): string {
   let out = '"';
@@ -20,10 +23,10 @@ export function goQuote(text: string): string {
       continue;
     }
     const cp = ch.codePointAt(0) as number;
-    if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if ((cp >= 0x80 && cp < 0xa0) || cp === 0x2028 || cp === 0x2029 || cp === 0xfeff) {
-      out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    } else out += ch;
+    if (ch === ' ' || PRINTABLE.test(ch)) out += ch;
+    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+    else if (cp <= 0xffff) out += `\\u${cp.toString(16).padStart(4, '0')}`;
+    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
   }
   return `${out}"`;
 }

@@ -54,13 +54,17 @@ function scanLiterals(src: string): Scan | undefined {
         i = pushChar(s, src, next, i + 2);
       } else {
         endRun(s);
-        i += 2;
+        i = skipEscape(src, i);
       }
+    } else if (c === ')') {
+      return undefined;
     } else if (c === '(' || c === '[') {
       endRun(s);
       const close = c === '(' ? skipGroup(src, i) : skipClass(src, i);
       if (close < 0) return undefined;
       i = close + 1;
+    } else if (c === '{' && !isRepeat(src, i)) {
+      i = pushChar(s, src, c, i + 1);
     } else if (c === '.' || c === '^' || c === '$' || c === '+' || QUANTIFIERS.has(c)) {
       if (c === '{') i = skipBraces(src, i);
       endRun(s);
@@ -73,10 +77,32 @@ function scanLiterals(src: string): Scan | undefined {
   return s;
 }
 
+/** Index just past an escape such as \d, \x41, \x{263a}, \101 or \pL / \p{Greek}. */
+function skipEscape(src: string, at: number): number {
+  const kind = src[at + 1] as string;
+  if ((kind === 'x' || kind === 'p' || kind === 'P') && src[at + 2] === '{') {
+    const close = src.indexOf('}', at + 3);
+    return close < 0 ? src.length : close + 1;
+  }
+  if (kind === 'x') return at + 4;
+  if (kind === 'p' || kind === 'P') return at + 3;
+  if (/[0-7]/.test(kind)) {
+    let end = at + 2;
+    while (end < at + 4 && /[0-7]/.test(src[end] ?? '')) end++;
+    return end;
+  }
+  return at + 2;
+}
+
+/** RE2 reads `{` as a repetition only in the forms {n}, {n,} and {n,m}; otherwise it is a literal. */
+function isRepeat(src: string, at: number): boolean {
+  return /^\{\d+(?:,\d*)?\}/.test(src.slice(at, at + 24));
+}
+
 /** Adds a literal character unless a following quantifier makes it optional or repeatable. */
 function pushChar(s: Scan, src: string, ch: string, next: number): number {
   const q = src[next];
-  if (q !== undefined && QUANTIFIERS.has(q)) {
+  if (q !== undefined && QUANTIFIERS.has(q) && (q !== '{' || isRepeat(src, next))) {
     endRun(s);
     return next;
   }

@@ -43,12 +43,12 @@ export class LogBuffer {
     return match ? { lines: this.linesFrom(match.start), match } : undefined;
   }
 
-  /** The lines from the one holding `start` to the newest; a line owns the "\n" that follows it. */
+  /** The lines from the one holding `start` to the newest; as in NPD, a line owns the "\n" before it. */
   private linesFrom(start: number): LogLine[] {
     let offset = 0;
     for (let i = 0; i < this.lines.length; i++) {
       const lineEnd = offset + (this.lines[i] as LogLine).message.length;
-      if (lineEnd >= start) return this.lines.slice(i);
+      if (lineEnd > start) return this.lines.slice(i);
       offset = lineEnd + 1;
     }
     return this.lines.slice(-1);

@@ -5,6 +5,7 @@ import { FrequencyWindow } from './frequency.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { type CompiledPattern, compilePattern } from './pattern.ts';
 import { Prefilter } from './prefilter.ts';
+import { expandTemplate, isTemplate } from './template.ts';
 
 export interface GaugeChange {
   readonly type: string;
@@ -53,7 +54,13 @@ export class LogRuleEngine {
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
     this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
     for (const c of config.conditions) {
-      this.state.set(c.type, { type: c.type, status: 'False', transition: startedAt, reason: c.reason, message: c.message });
+      this.state.set(c.type, {
+        type: c.type,
+        status: 'False',
+        transition: startedAt,
+        reason: c.reason,
+        message: c.message,
+      });
     }
   }
 
@@ -94,7 +101,12 @@ export class LogRuleEngine {
     for (const [type, def] of this.defaults) {
       const since = this.lastHit.get(type);
       const active = this.state.get(type)?.status === 'True';
-      if (active && def.clearAfterMs !== undefined && since !== undefined && now - since >= def.clearAfterMs) {
+      if (
+        active &&
+        def.clearAfterMs !== undefined &&
+        since !== undefined &&
+        now - since >= def.clearAfterMs
+      ) {
         this.clear(type, now, step);
       }
     }
@@ -110,8 +122,11 @@ export class LogRuleEngine {
     const found = this.buffer.match(rule.pattern);
     if (!found) return;
     const first = found.lines[0] ?? line;
-    let message = found.lines.map((l) => l.message).join('\n');
+    let message = cfg.message
+      ? expandTemplate(cfg.message, found.match)
+      : found.lines.map((l) => l.message).join('\n');
     if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;
+    const reason = isTemplate(cfg.reason) ? expandTemplate(cfg.reason, found.match) : cfg.reason;
     if (cfg.condition) this.lastHit.set(cfg.condition, line.timestamp);
     if (rule.window) {
       rule.window.hit(line.timestamp);
@@ -120,9 +135,9 @@ export class LogRuleEngine {
       if (cfg.type === 'temporary') rule.window.reset();
     }
     if (cfg.type === 'temporary') {
-      step.events.push({ severity: 'warn', timestamp: first.timestamp, reason: cfg.reason, message });
+      step.events.push({ severity: 'warn', timestamp: first.timestamp, reason, message });
     } else if (cfg.condition) {
-      this.raise(cfg.condition, cfg.reason, message, first.timestamp, step);
+      this.raise(cfg.condition, reason, message, first.timestamp, step);
     }
   }
 

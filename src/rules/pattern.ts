@@ -20,6 +20,7 @@ export interface PatternMatch {
   readonly start: number;
   readonly end: number;
   readonly groups: readonly (string | undefined)[];
+  readonly named: Readonly<Record<string, string | undefined>>;
 }
 
 /** Throws SyntaxError with RE2's message when the pattern is invalid. */
@@ -34,7 +35,7 @@ export function compilePattern(source: string): CompiledPattern {
       if (literal && !containsLiteral(text, literal)) return undefined;
       const m = re.exec(text);
       if (!m) return undefined;
-      return { start: m.index, end: m.index + m[0].length, groups: [...m] };
+      return { start: m.index, end: m.index + m[0].length, groups: [...m], named: m.groups ?? {} };
     },
   };
 }
@@ -42,6 +43,7 @@ export function compilePattern(source: string): CompiledPattern {
 /** Returns the RE2 error for an invalid pattern, or undefined when it compiles. */
 export function patternError(source: string): string | undefined {
   try {
+    new RE2(source);
     new RE2(`(?:${source})\\z`);
     return undefined;
   } catch (err) {
@@ -58,7 +60,7 @@ export function containsLiteral(text: string, literal: RequiredLiteral): boolean
  * points, Unicode classes) or that anchors to the start of the joined buffer (^, \A, (?m)) makes the
  * rule evaluate against the whole buffer, exactly as NPD does.
  */
-const MAY_CROSS_LINES = /\\[nsDWpPxvf0-7AQ]|\[\^|\[:(?:space|cntrl|\^)|\(\?[a-zA-Z]*[sm]|\^|\n/;
+const MAY_CROSS_LINES = /\\[nsDWpPxvfrta0-7AQ]|\[\^|\[:(?:space|cntrl|\^)|\(\?[a-zA-Z]*[sm]|\^|[\x00-\x0a]/;
 
 function cannotCrossLines(source: string): boolean {
   return !MAY_CROSS_LINES.test(source);

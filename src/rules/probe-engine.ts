@@ -25,7 +25,11 @@ export interface ProbeEngineConfig {
   readonly messageChangeUpdates?: boolean;
 }
 
-const TO_CONDITION: Readonly<Record<ProbeStatus, ConditionStatus>> = { OK: 'False', NonOK: 'True', Unknown: 'Unknown' };
+const TO_CONDITION: Readonly<Record<ProbeStatus, ConditionStatus>> = {
+  OK: 'False',
+  NonOK: 'True',
+  Unknown: 'Unknown',
+};
 
 /**
  * The custom-plugin-monitor state machine (npd.md §2.2), shared by plugins and built-in probes. One
@@ -41,7 +45,13 @@ export class ProbeRuleEngine {
     this.config = config;
     this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
     for (const c of config.conditions) {
-      this.state.set(c.type, { type: c.type, status: 'False', transition: startedAt, reason: c.reason, message: c.message });
+      this.state.set(c.type, {
+        type: c.type,
+        status: 'False',
+        transition: startedAt,
+        reason: c.reason,
+        message: c.message,
+      });
     }
   }
 
@@ -107,7 +117,10 @@ function nextCondition(
   if (current.status === 'True' && status !== 'True') return fallback;
   if (current.status !== 'True' && status === 'True') return { reason: r.rule.reason, message: r.message };
   if (current.status !== status) return fallback;
-  if (status === 'True' && (current.reason !== r.rule.reason || (messageChange && current.message !== r.message))) {
+  if (
+    status === 'True' &&
+    (current.reason !== r.rule.reason || (messageChange && current.message !== r.message))
+  ) {
     return { reason: r.rule.reason, message: r.message };
   }
   return undefined;

@@ -37,7 +37,7 @@ export class HttpServers {
     if (metrics.port > 0) await this.start(metricRoutes, metrics.address, metrics.port);
   }
 
-  /** The bound ports, in listen order; useful when a port was 0 in tests. */
+  /** The bound ports, in listen order. */
   ports(): number[] {
     return this.servers.map((s) => (s.address() as AddressInfo).port);
   }
@@ -52,7 +52,10 @@ export class HttpServers {
     server.keepAliveTimeout = 5000;
     this.servers.push(server);
     return new Promise((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err) => {
+        this.servers.splice(this.servers.indexOf(server), 1);
+        reject(err);
+      });
       server.listen(port, address, () => {
         server.off('error', reject);
         resolve();
@@ -80,10 +83,15 @@ function probe(res: ServerResponse, p: Probe): void {
   send(res, p.ok ? 200 : 503, 'text/plain; charset=utf-8', p.ok ? `ok\n${p.detail}` : p.detail);
 }
 
-async function handle(routes: Record<string, Route>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  routes: Record<string, Route>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const route = routes[path];
-  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'method not allowed\n');
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return send(res, 405, 'text/plain', 'method not allowed\n');
   if (!route) return send(res, 404, 'text/plain', 'not found\n');
   try {
     await route(res);

@@ -12,11 +12,14 @@ const UNIT_MS: Readonly<Record<string, number>> = {
   h: 3_600_000,
 };
 
+/** Go durations are int64 nanoseconds: about 2562047h47m. */
+const MAX_MS = 9_223_372_036_854.775;
+
 const TERM = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
 
 /** Returns milliseconds, or an Error whose message explains what is wrong. */
 export function parseGoDuration(input: string): number | Error {
-  let s = input.trim();
+  let s = input;
   if (s === '') return new Error('empty duration');
   let sign = 1;
   if (s[0] === '-' || s[0] === '+') {
@@ -34,6 +37,7 @@ export function parseGoDuration(input: string): number | Error {
     total += Number(m[1]) * (UNIT_MS[m[2] as string] as number);
     s = s.slice(m[0].length);
   }
+  if (total > MAX_MS) return new Error(`invalid duration "${input}": out of range`);
   return sign * total;
 }
 
@@ -42,6 +46,8 @@ export function formatGoDuration(ms: number): string {
   if (ms === 0) return '0s';
   const sign = ms < 0 ? '-' : '';
   let rest = Math.abs(ms);
+  if (rest < 0.001) return `${sign}${Math.round(rest * 1e6)}ns`;
+  if (rest < 1) return `${sign}${Number((rest * 1000).toPrecision(12))}µs`;
   if (rest < 1000) return `${sign}${rest}ms`;
   const h = Math.floor(rest / 3_600_000);
   rest -= h * 3_600_000;
