@@ -1,12 +1,20 @@
-import type { Registry } from 'prom-client';
+import type { Gauge, Registry } from 'prom-client';
+import { ConditionAggregator } from './conditions/aggregate.ts';
+import type { StartupPlan } from './conditions/ownership.ts';
+import { allConditionTypes, checkOwners } from './conditions/owners.ts';
+import { ConfigError, formatIssue } from './config/errors.ts';
 import type { LoadedConfig } from './config/load.ts';
 import type { Options } from './config/options.ts';
+import { ConfigWatcher } from './config/watch.ts';
 import { EventDispatcher } from './events/dispatcher.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import { ProblemMetrics } from './metrics/problem-metrics.ts';
+import { counter, gauge } from './metrics/registry.ts';
 import { hostPaths, type MonitorDeps } from './monitors/deps.ts';
+import type { Monitor } from './monitors/monitor.ts';
 import type { MonitorType } from './monitors/registry.ts';
 import { MonitorSupervisor } from './monitors/supervisor.ts';
+import { planReload, type RunningMonitor } from './reload.ts';
 import { type Endpoints, HttpServers } from './server/http.ts';
 import type { Condition, Status } from './types.ts';
 import type { Clock } from './util/clock.ts';
@@ -20,6 +28,8 @@ export interface AgentDeps {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly version: string;
+  /** Loads and validates the config files again; throws ConfigError. Enables hot reload. */
+  readonly reload?: { readonly files: readonly string[]; readonly load: () => LoadedConfig[]; readonly intervalMs: number };
 }
 
 /**
@@ -30,56 +40,142 @@ export class Agent {
   private readonly deps: AgentDeps;
   private readonly servers = new HttpServers();
   private readonly seen = new Map<string, Condition>();
+  private readonly aggregator = new ConditionAggregator();
+  private aggregated: ReadonlySet<string> = new Set();
+  private running: RunningMonitor[] = [];
+  private monitorDeps: MonitorDeps | undefined;
   private supervisor: MonitorSupervisor | undefined;
   private exporter: Exporter | undefined;
   private dispatcher: EventDispatcher | undefined;
+  private watcher: ConfigWatcher | undefined;
+  private reloads: ReturnType<typeof reloadMetrics> | undefined;
 
   constructor(deps: AgentDeps) {
     this.deps = deps;
   }
 
   async start(): Promise<void> {
-    const { options, clock, registry, logger } = this.deps;
-    const monitorDeps: MonitorDeps = {
+    const { options, clock, registry, logger, configs } = this.deps;
+    this.aggregated = checkOwners(configs).aggregated;
+    this.monitorDeps = { clock, logger, registry, problemMetrics: new ProblemMetrics(registry), paths: hostPaths(options.hostRoot) };
+    this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
+    this.exporter = await createExporter({
+      options,
       clock,
-      logger,
       registry,
-      problemMetrics: new ProblemMetrics(registry),
-      paths: hostPaths(options.hostRoot),
-    };
-    const monitors = this.deps.configs.map((c) => this.typeOf(c).create(c.config, monitorDeps));
-    this.exporter = await createExporter({ options, clock, registry, logger, version: this.deps.version });
+      logger,
+      version: this.deps.version,
+      conditionTypes: allConditionTypes(configs),
+      onStartup: (plan) => this.resume(plan),
+    });
     this.dispatcher = new EventDispatcher(registry);
     this.exporter.attachEvents(this.dispatcher);
-    this.supervisor = new MonitorSupervisor(monitors, { clock, logger, registry });
+    this.supervisor = new MonitorSupervisor(
+      this.running.map((r) => r.monitor),
+      { clock, logger, registry },
+    );
     await this.servers.listen(
       this.endpoints(),
       { address: options.address, port: options.port },
       { address: options.prometheusAddress, port: options.prometheusPort },
     );
     await this.supervisor.start((status) => this.onStatus(status));
-    logger.info({ mode: this.exporter.mode, monitors: monitors.map((m) => m.source), node: options.nodeName }, 'agent started');
+    this.watchConfig();
+    logger.info({ mode: this.exporter.mode, monitors: this.running.map((r) => r.monitor.source), node: options.nodeName }, 'agent started');
   }
 
   async stop(graceMs: number): Promise<void> {
+    this.watcher?.stop();
     await this.supervisor?.stop();
     await this.exporter?.stop(graceMs);
     await this.servers.close();
   }
 
-  /** The bound ports (status first), for tests that listen on port 0. */
-  ports(): number[] {
-    return this.servers.ports();
+  /** Applies a changed configuration, or keeps the running one and reports why not. */
+  async reload(): Promise<boolean> {
+    const { logger } = this.deps;
+    let next: LoadedConfig[];
+    try {
+      next = this.deps.reload?.load() ?? [];
+      const { issues } = checkOwners(next);
+      if (issues.length > 0) throw new ConfigError(issues);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      for (const issue of err.issues) logger.error({ issue: formatIssue(issue) }, 'config reload rejected; keeping the running config');
+      this.reloads?.result(false);
+      return false;
+    }
+    await this.apply(next);
+    this.reloads?.result(true);
+    logger.info({ monitors: this.running.map((r) => r.monitor.source) }, 'config reloaded');
+    return true;
+  }
+
+  private async apply(next: LoadedConfig[]): Promise<void> {
+    const plan = planReload(this.running, next);
+    const supervisor = this.supervisor as MonitorSupervisor;
+    for (const r of plan.remove) await supervisor.remove(r.monitor);
+    const changed: RunningMonitor[] = [];
+    for (const { running, next: loaded } of plan.change) {
+      const reconfigure = (running.monitor as { reconfigure?: (c: unknown) => boolean }).reconfigure;
+      if (reconfigure?.call(running.monitor, loaded.config)) {
+        changed.push({ loaded, monitor: running.monitor });
+        continue;
+      }
+      const conditions = this.conditionsOf(running.monitor);
+      await supervisor.remove(running.monitor);
+      const monitor = this.create(loaded);
+      await supervisor.add(monitor);
+      monitor.restore?.(conditions);
+      changed.push({ loaded, monitor });
+    }
+    const added = plan.add.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
+    for (const r of added) await supervisor.add(r.monitor);
+    this.running = [...plan.keep, ...changed, ...added];
+    this.aggregated = checkOwners(next).aggregated;
+    this.exporter?.setConditionTypes?.(allConditionTypes(next));
+  }
+
+  private conditionsOf(monitor: Monitor): Condition[] {
+    return [...this.seen.values()].filter((c) => this.owner.get(c.type) === monitor.source);
+  }
+
+  private readonly owner = new Map<string, string>();
+
+  private resume(plan: StartupPlan): void {
+    for (const r of this.running) r.monitor.restore?.(plan.restore);
+  }
+
+  private create(loaded: LoadedConfig): Monitor {
+    const type = this.deps.types.find((t) => t.configKind.kind === loaded.kind);
+    if (!type) throw new Error(`${loaded.file}: no monitor type for ${loaded.kind}`);
+    return type.create(loaded.config, this.monitorDeps as MonitorDeps);
+  }
+
+  private watchConfig(): void {
+    const reload = this.deps.reload;
+    if (!reload) return;
+    this.reloads = reloadMetrics(this.deps.registry);
+    this.watcher = new ConfigWatcher({
+      files: reload.files,
+      clock: this.deps.clock,
+      intervalMs: reload.intervalMs,
+      onChange: () => void this.reload(),
+    });
+    this.watcher.start();
   }
 
   private onStatus(status: Status): void {
-    for (const c of status.conditions) {
+    for (const reported of status.conditions) {
+      this.owner.set(reported.type, status.source);
+      const c = this.aggregated.has(reported.type) ? this.aggregator.update(status.source, reported) : reported;
       const prev = this.seen.get(c.type);
       if (!prev || prev.status !== c.status || prev.reason !== c.reason) {
         this.deps.logger.info({ source: status.source, condition: c.type, status: c.status, reason: c.reason, message: c.message }, 'condition');
       }
       this.seen.set(c.type, c);
       this.exporter?.conditions.update(c);
+      this.exporter?.taints?.observe(c);
     }
     this.dispatcher?.dispatch(status.source, status.events);
   }
@@ -95,10 +191,18 @@ export class Agent {
       conditions: () => this.exporter?.conditions.conditions() ?? [],
     };
   }
+}
 
-  private typeOf(loaded: LoadedConfig): MonitorType {
-    const type = this.deps.types.find((t) => t.configKind.kind === loaded.kind);
-    if (!type) throw new Error(`${loaded.file}: no monitor type for ${loaded.kind}`);
-    return type;
-  }
+function reloadMetrics(registry: Registry) {
+  const total = counter(registry, { name: 'npd_config_reloads_total', help: 'Config reloads by result.', labelNames: ['result'] });
+  const ok: Gauge = gauge(registry, { name: 'npd_config_last_reload_successful', help: '1 if the last config reload was applied, 0 if it was rejected.' });
+  total.inc({ result: 'success' }, 0);
+  total.inc({ result: 'failure' }, 0);
+  ok.set(1);
+  return {
+    result(success: boolean) {
+      total.inc({ result: success ? 'success' : 'failure' });
+      ok.set(success ? 1 : 0);
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from './agent.ts';
+import { checkOwners } from './conditions/owners.ts';
 import { ConfigError } from './config/errors.ts';
 import { type LoadedConfig, loadConfigs } from './config/load.ts';
 import { helpText, type Options, parseOptions } from './config/options.ts';
@@ -38,9 +39,16 @@ export async function run(cli: Cli): Promise<Outcome> {
   }
   if (parsed.options.help) return answer(cli, helpText());
   if (parsed.options.version) return answer(cli, `node-problem-detector ${VERSION}`);
+  const files = configFiles(parsed.options, cli.rulesDir);
+  const load = () => {
+    const loaded = loadConfigs(files, monitorTypes().map((t) => t.configKind));
+    const { issues } = checkOwners(loaded);
+    if (issues.length > 0) throw new ConfigError(issues);
+    return loaded;
+  };
   let configs: LoadedConfig[];
   try {
-    configs = loadConfigs(configFiles(parsed.options, cli.rulesDir), monitorTypes().map((t) => t.configKind));
+    configs = load();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     cli.err(`invalid configuration:\n${err.message}\n`);
@@ -56,6 +64,10 @@ export async function run(cli: Cli): Promise<Outcome> {
     registry: createRegistry(),
     logger,
     version: VERSION,
+    reload:
+      parsed.options.configReloadMs > 0
+        ? { files: files.map((f) => f.file), load, intervalMs: parsed.options.configReloadMs }
+        : undefined,
   });
   await agent.start();
   return { agent, logger, graceMs: parsed.options.shutdownGraceMs };

@@ -1,5 +1,7 @@
 import type { Registry } from 'prom-client';
 import { ConditionManager } from './conditions/manager.ts';
+import { Ownership, type StartupPlan } from './conditions/ownership.ts';
+import { TaintController } from './conditions/taint.ts';
 import type { Options } from './config/options.ts';
 import type { EventDispatcher } from './events/dispatcher.ts';
 import { KubeClient } from './k8s/client.ts';
@@ -8,11 +10,19 @@ import { NodeInfo } from './k8s/node-info.ts';
 import { KubeNodeStatusWriter } from './k8s/node-status-writer.ts';
 import { createEventPipeline, type EventPipeline, nodeRef } from './recorder/index.ts';
 import { KubeEventSink } from './sinks/k8s-event-sink.ts';
+import { createPersistSinks } from './sinks/persist-config.ts';
 import type { Clock } from './util/clock.ts';
 import type { Logger } from './util/logger.ts';
 
+/** A burst of events moves the watermark annotation at most this often. */
+const WATERMARK_SYNC_MS = 10_000;
+
 export interface ExporterDeps {
   readonly options: Options;
+  /** Every condition type the configs declare: what this agent owns on the Node. */
+  readonly conditionTypes: readonly string[];
+  /** Called once with the Node's state, before the first condition sync. */
+  readonly onStartup: (plan: StartupPlan) => void;
   readonly clock: Clock;
   readonly registry: Registry;
   readonly logger: Logger;
@@ -23,6 +33,10 @@ export interface ExporterDeps {
 export interface Exporter {
   readonly mode: 'kubernetes' | 'standalone';
   readonly conditions: ConditionManager;
+  /** Only in kubernetes mode with --taint-on-condition: sees every condition update too. */
+  readonly taints?: TaintController;
+  /** After a reload: the condition types the agent now owns (dropped ones are deleted on the Node). */
+  setConditionTypes?(types: readonly string[]): void;
   /** Resolves once events can be recorded (the Node UID is known, or there is no cluster). */
   attachEvents(dispatcher: EventDispatcher): void;
   stop(graceMs: number): Promise<void>;
@@ -39,6 +53,7 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
     : undefined;
   if (!connection) {
     if (options.enableK8sExporter) logger.warn('no cluster config found (in-cluster, --kubeconfig, KUBECONFIG); running standalone');
+    if (options.taintOnCondition.length > 0) logger.warn('--taint-on-condition needs a cluster; no taints will be set');
     return standalone(deps);
   }
   logger.info({ server: connection.server, source: connection.source, node: options.nodeName }, 'reporting to the API server');
@@ -48,14 +63,41 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
   const writer = options.updateNodeConditions
     ? new KubeNodeStatusWriter(client, options.nodeName, (uid) => nodeInfo.observe(uid))
     : undefined;
-  const conditions = new ConditionManager({ writer, clock, registry, logger, heartbeatPeriodMs: options.heartbeatPeriodMs });
+  const ownership = new Ownership(deps.conditionTypes);
+  const startup = nodeInfo.ready.then(() => {
+    const node = nodeInfo.node();
+    if (!node) return undefined;
+    const plan = ownership.plan(node);
+    logger.info({ restored: plan.restore.map((c) => `${c.type}=${c.status}`), stale: plan.stale }, 'resuming node state');
+    deps.onStartup(plan);
+    return plan;
+  });
+  const conditions = new ConditionManager({
+    writer,
+    clock,
+    registry,
+    logger,
+    heartbeatPeriodMs: options.heartbeatPeriodMs,
+    hold: startup,
+    extras: () => ownership.extras(),
+    onSynced: (sent) => sent && ownership.confirmed(sent),
+  });
   conditions.start();
+  const startedAt = clock.now();
+  const taints = createTaints(deps, client);
+  const persist = createPersistSinks(options, { clock, registry, logger });
   let pipeline: EventPipeline | undefined;
   return {
     mode: 'kubernetes',
     conditions,
+    setConditionTypes(types) {
+      ownership.configure(types);
+      conditions.requestSync(0);
+    },
+    ...(taints ? { taints } : {}),
     attachEvents(dispatcher) {
-      void nodeInfo.ready.then((uid) => {
+      void startup.then((plan) => {
+        const uid = nodeInfo.uid() ?? '';
         pipeline = createEventPipeline({
           clock,
           registry,
@@ -64,22 +106,41 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
           node: nodeRef(options.nodeName, uid),
           host: options.nodeName,
           namespace: options.eventNamespace || 'default',
+          extraWatchers: persist.watchers,
         });
-        dispatcher.attach(pipeline);
+        dispatcher.attach(pipeline, {
+          watermarks: plan?.watermarks,
+          startedAt,
+          onRecorded: (source, timestamp) => {
+            if (ownership.advance(source, timestamp)) conditions.requestSync(WATERMARK_SYNC_MS);
+          },
+        });
       });
     },
     async stop(graceMs) {
       nodeInfo.stop();
       conditions.stop();
+      taints?.stop();
       await pipeline?.shutdown(graceMs);
+      await persist.close();
       client.close();
     },
   };
 }
 
+/** Opt-in: without --taint-on-condition nothing is built, so no `patch nodes` request can happen. */
+function createTaints(deps: ExporterDeps, client: KubeClient): TaintController | undefined {
+  const { options, clock, registry, logger } = deps;
+  if (options.taintOnCondition.length === 0) return undefined;
+  const taints = new TaintController({ rules: options.taintOnCondition, client, nodeName: options.nodeName, clock, registry, logger });
+  taints.start();
+  return taints;
+}
+
 function standalone(deps: ExporterDeps): Exporter {
   const { options, clock, registry, logger } = deps;
   const conditions = new ConditionManager({ writer: undefined, clock, registry, logger });
+  const persist = createPersistSinks(options, { clock, registry, logger });
   const pipeline = createEventPipeline({
     clock,
     registry,
@@ -87,11 +148,15 @@ function standalone(deps: ExporterDeps): Exporter {
     node: nodeRef(options.nodeName, ''),
     host: options.nodeName,
     namespace: options.eventNamespace || 'default',
+    extraWatchers: persist.watchers,
   });
   return {
     mode: 'standalone',
     conditions,
     attachEvents: (dispatcher) => dispatcher.attach(pipeline),
-    stop: (graceMs) => pipeline.shutdown(graceMs),
+    stop: async (graceMs) => {
+      await pipeline.shutdown(graceMs);
+      await persist.close();
+    },
   };
 }

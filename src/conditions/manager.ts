@@ -3,6 +3,7 @@ import { formatRfc3339Seconds } from '../k8s/time.ts';
 import { counter, gauge } from '../metrics/registry.ts';
 import { SinkError } from '../recorder/types.ts';
 import type { Condition, ConditionStatus } from '../types.ts';
+import type { PatchExtras } from './ownership.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 
@@ -26,7 +27,7 @@ export interface NodeConditionJson {
 
 /** Writes `{"status":{"conditions":[...]}}` to the Node; KubeNodeStatusWriter or a fake in tests. */
 export interface NodeStatusWriter {
-  patchConditions(conditions: readonly NodeConditionJson[]): Promise<void>;
+  patchConditions(conditions: readonly NodeConditionJson[], extras?: PatchExtras): Promise<void>;
 }
 
 export interface ConditionManagerOptions {
@@ -43,6 +44,11 @@ export interface ConditionManagerOptions {
   readonly quickAttempts?: number;
   readonly quickRetryDelayMs?: number;
   readonly random?: () => number;
+  /** No sync before this settles: the startup state is read from the Node first (NPD #304). */
+  readonly hold?: Promise<unknown>;
+  /** Deletions and annotations to send with every patch (condition ownership). */
+  readonly extras?: () => PatchExtras;
+  readonly onSynced?: (sent: PatchExtras | undefined) => void;
 }
 
 function sameCondition(a: Condition | undefined, b: Condition): boolean {
@@ -101,6 +107,10 @@ export class ConditionManager {
   private notBefore = Number.NEGATIVE_INFINITY;
   private lastSuccess: number | undefined;
   private lastAttemptOk = false;
+  private annotationsDue = false;
+  private held: boolean;
+  private readonly extras: (() => PatchExtras) | undefined;
+  private readonly onSynced: ((sent: PatchExtras | undefined) => void) | undefined;
 
   constructor(opts: ConditionManagerOptions) {
     this.writer = opts.writer;
@@ -112,6 +122,12 @@ export class ConditionManager {
     this.quickAttempts = Math.max(1, opts.quickAttempts ?? QUICK_ATTEMPTS);
     this.quickDelayMs = opts.quickRetryDelayMs ?? QUICK_RETRY_DELAY_MS;
     this.random = opts.random ?? Math.random;
+    this.extras = opts.extras;
+    this.onSynced = opts.onSynced;
+    this.held = opts.hold !== undefined;
+    void opts.hold?.finally(() => {
+      this.held = false;
+    });
     this.syncs = counter(opts.registry, {
       name: 'npd_condition_sync_total',
       help: 'Node condition syncs (after quick retries) by result.',
@@ -132,6 +148,15 @@ export class ConditionManager {
   /** Records the latest value of one condition type; never blocks and never throws. */
   update(condition: Condition): void {
     this.pending.set(condition.type, condition);
+  }
+
+  /**
+   * Asks for a sync on the next tick even though no condition changed (the annotations did), at most
+   * once per `minIntervalMs` so a burst of events costs one patch.
+   */
+  requestSync(minIntervalMs: number): void {
+    if (this.lastTry === undefined || this.clock.now() - this.lastTry >= minIntervalMs) this.dirty = true;
+    else this.annotationsDue = true;
   }
 
   /** Starts the tick loop and returns at once; the first sync happens on the first tick. */
@@ -187,12 +212,12 @@ export class ConditionManager {
   }
 
   private shouldSync(): boolean {
-    if (!this.writer || this.current.size === 0) return false;
+    if (!this.writer || this.current.size === 0 || this.held) return false;
     const now = this.clock.now();
     if (now < this.notBefore) return false;
     if (this.dirty || this.lastTry === undefined) return true;
     const sinceTry = now - this.lastTry;
-    if (this.resyncNeeded && sinceTry >= this.resyncMs) return true;
+    if ((this.resyncNeeded || this.annotationsDue) && sinceTry >= this.resyncMs) return true;
     return sinceTry >= this.heartbeatMs;
   }
 
@@ -201,8 +226,10 @@ export class ConditionManager {
     this.lastTry = this.clock.now();
     this.resyncNeeded = false;
     this.dirty = false;
+    this.annotationsDue = false;
     try {
-      await this.patchWithRetries();
+      const sent = await this.patchWithRetries();
+      this.onSynced?.(sent);
       this.lastSuccess = this.clock.now();
       this.lastAttemptOk = true;
       this.syncs.inc({ result: 'success' });
@@ -223,13 +250,14 @@ export class ConditionManager {
   }
 
   /** Each attempt re-reads the conditions, so a retry sends the newest values and a fresh heartbeat. */
-  private async patchWithRetries(): Promise<void> {
+  private async patchWithRetries(): Promise<PatchExtras | undefined> {
     const writer = this.writer;
-    if (!writer) return;
+    if (!writer) return undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        await writer.patchConditions(this.wire());
-        return;
+        const extras = this.extras?.();
+        await writer.patchConditions(this.wire(), extras);
+        return extras;
       } catch (err) {
         if (attempt >= this.quickAttempts || !quickRetryable(err) || !this.running) throw err;
         this.retries.inc();

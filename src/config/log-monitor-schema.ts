@@ -23,6 +23,7 @@ const condition = z.strictObject({
   reason: z.string().min(1),
   message: z.string(),
   clearAfter: goDuration.optional(),
+  aggregate: z.boolean().optional(),
 });
 
 const rule = z.strictObject({

@@ -1,3 +1,5 @@
+import { parseTaintRules, type TaintRule } from '../conditions/taint-spec.ts';
+import { parseHeaderFlags, validatePersistConfig } from '../sinks/persist-config.ts';
 import { parseGoDuration } from '../util/duration.ts';
 import { type FlagSpec, parseFlags } from './flag-parser.ts';
 
@@ -15,6 +17,11 @@ export interface Options {
   readonly eventNamespace: string;
   readonly eventsApi: 'core' | 'events.k8s.io';
   readonly apiTimeoutMs: number;
+  readonly eventWebhookUrl: string;
+  readonly eventWebhookHeaders: Readonly<Record<string, string>>;
+  readonly eventWebhookTimeoutMs: number;
+  readonly eventFile: string;
+  readonly eventFileMaxBytes: number;
   readonly nodeName: string;
   readonly address: string;
   readonly port: number;
@@ -22,6 +29,9 @@ export interface Options {
   readonly prometheusPort: number;
   readonly hostRoot: string;
   readonly shutdownGraceMs: number;
+  readonly configReloadMs: number;
+  /** --taint-on-condition; empty (the default) keeps the agent report-only. */
+  readonly taintOnCondition: readonly TaintRule[];
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -70,6 +80,11 @@ export const FLAGS: readonly FlagSpec[] = [
   S('event-namespace', 'Namespace of Events ("" means default)'),
   S('events-api', 'Events API: core (core/v1, like NPD) or events.k8s.io (EventSeries)', 'core'),
   D('api-request-timeout', 'Timeout of every API request', '10s'),
+  S('event-webhook-url', 'Also POST every event, as core/v1 JSON, to this http(s) URL (docs/event-sinks.md)'),
+  L('event-webhook-header', 'Header sent to --event-webhook-url, "Name: value"; repeatable'),
+  D('event-webhook-timeout', 'Timeout of each --event-webhook-url request', '10s'),
+  S('event-file', 'Also append every event, one JSON object per line, to this file'),
+  I('event-file-max-bytes', 'Rotate --event-file to <file>.1 (keeping one) at this size', 10 * 1024 * 1024),
   { name: 'kube-api-qps', kind: 'float', help: 'Accepted for NPD compatibility', default: '500' },
   I('kube-api-burst', 'Accepted for NPD compatibility', 500),
   S('hostname-override', 'Node name (default $NODE_NAME, then the hostname)'),
@@ -79,6 +94,8 @@ export const FLAGS: readonly FlagSpec[] = [
   I('prometheus-port', 'Port of /metrics; 0 disables', 20257),
   S('host-root', 'Where the host file system is mounted (/proc, /sys, /dev/kmsg are read below it)', '/'),
   D('shutdown-grace-period', 'How long SIGTERM waits for queued events and a last condition sync', '10s'),
+  D('config-reload-period', 'How often config files are checked for changes (hot reload); 0 disables', '10s'),
+  L('taint-on-condition', 'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)'),
   B('version', 'Print the version and exit', false),
   B('help', 'Print this help and exit', false),
   IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
@@ -130,6 +147,8 @@ export function parseOptions(
     errors.push('--events-api must be core or events.k8s.io');
   dur('apiserver-wait-timeout');
   dur('apiserver-wait-interval');
+  const taints = parseTaintRules(list('taint-on-condition'));
+  errors.push(...taints.errors);
   const options: Options = {
     systemLogMonitors: systemLog,
     customPluginMonitors: customPlugin,
@@ -143,6 +162,11 @@ export function parseOptions(
     eventNamespace: get('event-namespace'),
     eventsApi: eventsApi === 'events.k8s.io' ? 'events.k8s.io' : 'core',
     apiTimeoutMs: dur('api-request-timeout'),
+    eventWebhookUrl: get('event-webhook-url'),
+    eventWebhookHeaders: parseHeaderFlags(list('event-webhook-header'), errors),
+    eventWebhookTimeoutMs: dur('event-webhook-timeout'),
+    eventFile: get('event-file'),
+    eventFileMaxBytes: num('event-file-max-bytes'),
     nodeName: get('hostname-override') || env.NODE_NAME || hostname,
     address: get('address'),
     port: num('port'),
@@ -150,9 +174,12 @@ export function parseOptions(
     prometheusPort: num('prometheus-port'),
     hostRoot: get('host-root'),
     shutdownGraceMs: dur('shutdown-grace-period'),
+    configReloadMs: dur('config-reload-period'),
+    taintOnCondition: taints.rules,
     version: get('version') === 'true',
     help: get('help') === 'true',
   };
+  validatePersistConfig(options, errors);
   const ignored = FLAGS.filter((f) => f.ignored && parsed.values.has(f.name)).map((f) => f.name);
   return { options, positional: parsed.positional, errors, ignored };
 }

@@ -9,6 +9,8 @@ export interface ConditionConfig {
   readonly message: string;
   /** Returns a True condition to its default after this long without a matching line. */
   readonly clearAfterMs?: number | undefined;
+  /** Another config may report this type too; the worst status wins. */
+  readonly aggregate?: boolean | undefined;
 }
 
 export type RuleType = 'temporary' | 'permanent';

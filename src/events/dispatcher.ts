@@ -1,4 +1,5 @@
-import type { Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { counter } from '../metrics/registry.ts';
 import { type RecorderMetrics, recorderMetrics } from '../recorder/metrics.ts';
 import type { EventRecorder } from '../recorder/recorder.ts';
 import type { ProblemEvent } from '../types.ts';
@@ -8,24 +9,43 @@ export interface RecorderSource {
   recorderFor(source: string): EventRecorder;
 }
 
+export interface AttachOptions {
+  /** Per source, the newest event timestamp a previous run already recorded. */
+  readonly watermarks?: Readonly<Record<string, number>>;
+  /** Log timestamps before this are replays of history (lookback); only they can be duplicates. */
+  readonly startedAt?: number;
+  readonly onRecorded?: (source: string, timestamp: number) => void;
+}
+
 const MAX_PENDING = 1000;
+/** Boot time is re-estimated from /proc/uptime on every start, so kmsg timestamps move a little. */
+const REPLAY_TOLERANCE_MS = 1000;
 
 /**
  * Turns monitor events into Kubernetes events. Until the Node UID has been fetched, events wait in a
- * bounded queue instead of being posted with an empty involvedObject.uid; overflow is counted.
+ * bounded queue instead of being posted with an empty involvedObject.uid; overflow is counted. Events
+ * that a lookback replay re-detects after a restart are not posted twice.
  */
 export class EventDispatcher {
   private recorders: RecorderSource | undefined;
+  private options: AttachOptions = {};
   private readonly pending: { source: string; event: ProblemEvent }[] = [];
   private readonly metrics: RecorderMetrics;
+  private readonly suppressed: Counter<'source'>;
 
   constructor(registry: Registry) {
     this.metrics = recorderMetrics(registry);
+    this.suppressed = counter(registry, {
+      name: 'npd_events_replay_suppressed_total',
+      help: 'Events re-detected by a lookback replay after a restart and not posted again.',
+      labelNames: ['source'],
+    });
   }
 
   /** Called once the recorders exist; queued events are recorded in order. */
-  attach(recorders: RecorderSource): void {
+  attach(recorders: RecorderSource, options: AttachOptions = {}): void {
     this.recorders = recorders;
+    this.options = options;
     for (const { source, event } of this.pending.splice(0)) this.record(source, event);
   }
 
@@ -38,7 +58,19 @@ export class EventDispatcher {
   }
 
   private record(source: string, event: ProblemEvent): void {
+    if (this.isReplay(source, event)) {
+      this.suppressed.inc({ source });
+      return;
+    }
     const type = event.severity === 'warn' ? 'Warning' : 'Normal';
     this.recorders?.recorderFor(source).event(type, event.reason, event.message);
+    this.options.onRecorded?.(source, event.timestamp);
+  }
+
+  private isReplay(source: string, event: ProblemEvent): boolean {
+    const { watermarks, startedAt } = this.options;
+    const mark = watermarks?.[source];
+    if (mark === undefined || startedAt === undefined || event.timestamp >= startedAt) return false;
+    return event.timestamp <= mark + REPLAY_TOLERANCE_MS;
   }
 }

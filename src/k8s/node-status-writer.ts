@@ -1,4 +1,5 @@
 import type { NodeConditionJson, NodeStatusWriter } from '../conditions/manager.ts';
+import type { PatchExtras } from '../conditions/ownership.ts';
 import type { KubeClient } from './client.ts';
 
 /**
@@ -17,8 +18,15 @@ export class KubeNodeStatusWriter implements NodeStatusWriter {
     this.onUid = onUid;
   }
 
-  async patchConditions(conditions: readonly NodeConditionJson[]): Promise<void> {
-    const node = await this.client.patchNodeStatus(this.nodeName, { status: { conditions } });
+  /**
+   * Stale types are removed with `$patch: delete` entries in the same merge list, and the ownership
+   * annotations ride along: nodes/status accepts metadata changes, so no `nodes` patch right is needed.
+   */
+  async patchConditions(conditions: readonly NodeConditionJson[], extras?: PatchExtras): Promise<void> {
+    const deletes = (extras?.deleteTypes ?? []).map((type) => ({ $patch: 'delete', type }));
+    const body: Record<string, unknown> = { status: { conditions: [...conditions, ...deletes] } };
+    if (extras && Object.keys(extras.annotations).length > 0) body.metadata = { annotations: extras.annotations };
+    const node = await this.client.patchNodeStatus(this.nodeName, body);
     if (node.uid !== '') this.onUid?.(node.uid);
   }
 }

@@ -1,4 +1,4 @@
-import type { Status } from '../types.ts';
+import type { Condition, Status } from '../types.ts';
 
 /** How a running monitor is doing, as /healthz and the monitor metrics report it. */
 export interface MonitorHealth {
@@ -25,4 +25,9 @@ export interface Monitor {
   /** Stops watching and releases every fd, timer and child process. Idempotent. */
   stop(): Promise<void>;
   health(): MonitorHealth;
+  /**
+   * Resumes conditions from what the Node showed at start-up (so a restart does not flap them to
+   * False), then re-publishes. Conditions a monitor does not own are ignored.
+   */
+  restore?(conditions: readonly Condition[]): void;
 }

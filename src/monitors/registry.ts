@@ -1,10 +1,14 @@
 import { systemLogConfigKind } from '../config/log-monitor-schema.ts';
 import type { ConfigKind } from '../config/load.ts';
 import type { LogMonitorConfig, LogPlugin } from '../config/types.ts';
+import { customPluginMonitorType } from './custom-plugin.ts';
 import type { MonitorDeps } from './deps.ts';
+import { createFilelogSource } from './filelog.ts';
+import { createJournaldSource } from './journald.ts';
 import { createKmsgSource } from './kmsg.ts';
 import type { LogSource } from './log-source.ts';
 import type { Monitor } from './monitor.ts';
+import { probeMonitorType } from './probe-monitor.ts';
 import { SystemLogMonitor } from './system-log-monitor.ts';
 
 /** A monitor type: the config it accepts and how to build a monitor from it. */
@@ -19,8 +23,8 @@ type SourceFactory = (config: LogMonitorConfig, deps: MonitorDeps) => LogSource;
 function logSources(): Readonly<Record<LogPlugin, SourceFactory | undefined>> {
   return {
     kmsg: createKmsgSource,
-    journald: undefined,
-    filelog: undefined,
+    journald: createJournaldSource,
+    filelog: createFilelogSource,
   };
 }
 
@@ -35,5 +39,9 @@ const systemLogMonitor: MonitorType<LogMonitorConfig> = {
 
 /** Every monitor type the agent knows, in one explicit list. */
 export function monitorTypes(): readonly MonitorType[] {
-  return [systemLogMonitor as MonitorType];
+  return [
+    systemLogMonitor as MonitorType,
+    customPluginMonitorType as MonitorType,
+    probeMonitorType as MonitorType,
+  ];
 }

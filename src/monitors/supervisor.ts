@@ -59,6 +59,22 @@ export class MonitorSupervisor {
     return this.entries.map((e) => e.monitor);
   }
 
+  /** Starts supervising one more monitor (hot reload). */
+  async add(monitor: Monitor): Promise<void> {
+    const entry: Entry = { monitor, started: false, failures: 0, downSince: undefined, retry: undefined };
+    this.entries.push(entry);
+    await this.startEntry(entry);
+  }
+
+  /** Stops and forgets a monitor (hot reload). */
+  async remove(monitor: Monitor): Promise<void> {
+    const i = this.entries.findIndex((e) => e.monitor === monitor);
+    if (i < 0) return;
+    const [entry] = this.entries.splice(i, 1);
+    entry?.retry?.cancel();
+    await monitor.stop().catch(() => undefined);
+  }
+
   /** Liveness: false when a monitor has been down for longer than its restart backoff allows. */
   liveness(): { ok: boolean; detail: string } {
     const now = this.clock.now();

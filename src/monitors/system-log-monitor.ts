@@ -3,7 +3,7 @@ import type { LogMonitorConfig } from '../config/types.ts';
 import type { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { counter } from '../metrics/registry.ts';
 import { type EngineResult, LogRuleEngine } from '../rules/log-engine.ts';
-import type { LogLine, Status } from '../types.ts';
+import type { Condition, LogLine, Status } from '../types.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { LogSource } from './log-source.ts';
 import type { Monitor, MonitorHealth } from './monitor.ts';
@@ -22,10 +22,10 @@ const TICK_MS = 1000;
  */
 export class SystemLogMonitor implements Monitor {
   readonly source: string;
-  private readonly config: LogMonitorConfig;
+  private config: LogMonitorConfig;
   private readonly logSource: LogSource;
   private readonly deps: SystemLogMonitorDeps;
-  private readonly engine: LogRuleEngine;
+  private engine: LogRuleEngine;
   private readonly evaluated: Counter<'source'>;
   private readonly skipped: Counter<'source'>;
   private readonly evalSeconds: Counter<'source'>;
@@ -75,9 +75,24 @@ export class SystemLogMonitor implements Monitor {
     return this.logSource.health();
   }
 
-  /** Exposed for restoring state from the Node after a restart. */
-  get rules(): LogRuleEngine {
-    return this.engine;
+  /**
+   * Applies new rules without reopening the source, so the read position survives a reload. Returns
+   * false when what is read changed (plugin, path, filters), which needs a new monitor.
+   */
+  reconfigure(next: LogMonitorConfig): boolean {
+    if (!sameSource(this.config, next)) return false;
+    const previous = this.engine.conditions();
+    this.config = next;
+    this.engine = new LogRuleEngine(next, this.deps.clock.now());
+    for (const c of previous) if (c.status !== 'False') this.engine.restore(c, { force: true });
+    if (next.metricsReporting) this.deps.problemMetrics.initialise(next.rules);
+    this.emit?.(this.engine.initialStatus());
+    return true;
+  }
+
+  restore(conditions: readonly Condition[]): void {
+    for (const c of conditions) this.engine.restore(c);
+    this.emit?.(this.engine.initialStatus());
   }
 
   private onLines(lines: readonly LogLine[]): void {
@@ -116,4 +131,15 @@ export class SystemLogMonitor implements Monitor {
       if (this.emit) this.scheduleTick();
     }, TICK_MS);
   }
+}
+
+function sameSource(a: LogMonitorConfig, b: LogMonitorConfig): boolean {
+  return (
+    a.plugin === b.plugin &&
+    a.logPath === b.logPath &&
+    a.source === b.source &&
+    a.lookbackMs === b.lookbackMs &&
+    a.delayMs === b.delayMs &&
+    JSON.stringify(a.pluginConfig) === JSON.stringify(b.pluginConfig)
+  );
 }

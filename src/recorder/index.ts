@@ -13,6 +13,18 @@ export { EventCorrelator } from './correlator.ts';
 export { EventRecorder, nodeRef } from './recorder.ts';
 export { SinkLoop, startRecordingToSink } from './sink-loop.ts';
 
+/** An extra consumer of one source's recorded events (webhook, file), with its own bounded queue. */
+export interface ExtraWatcher {
+  /**
+   * Stops retrying, tries each event still queued once, and resolves within `graceMs` (on the injected
+   * clock); events not tried by then are counted as dropped.
+   */
+  flush(graceMs: number): Promise<void>;
+}
+
+/** Attaches an extra watcher to a source's broadcaster; called once per source. */
+export type ExtraSinkFactory = (broadcaster: Broadcaster<KubeEvent>, source: string) => ExtraWatcher;
+
 export interface EventPipelineOptions {
   readonly clock: Clock;
   readonly registry: Registry;
@@ -34,6 +46,8 @@ export interface EventPipelineOptions {
    * every event at info and two info lines per event would only add noise.
    */
   readonly logLine?: (line: string) => void;
+  /** Uncorrelated sinks that, like the log watchers, get every occurrence (see docs/event-sinks.md). */
+  readonly extraWatchers?: readonly ExtraSinkFactory[];
 }
 
 export interface EventPipeline {
@@ -51,6 +65,7 @@ interface SourcePipeline {
   readonly broadcaster: Broadcaster<KubeEvent>;
   readonly sinkLoop: SinkLoop | undefined;
   readonly logWatchers: readonly Watcher[];
+  readonly extras: readonly ExtraWatcher[];
 }
 
 function buildSource(opts: EventPipelineOptions, source: string, nanos: NanoSource): SourcePipeline {
@@ -69,6 +84,7 @@ function buildSource(opts: EventPipelineOptions, source: string, nanos: NanoSour
     : undefined;
   const logLine = opts.logLine ?? ((line: string) => logger.debug(line));
   const logWatchers = [startStructuredLogging(broadcaster, logger), startLogging(broadcaster, logLine)];
+  const extras = (opts.extraWatchers ?? []).map((attach) => attach(broadcaster, source));
   const recorder = new EventRecorder({
     component: source,
     host: opts.host,
@@ -81,14 +97,14 @@ function buildSource(opts: EventPipelineOptions, source: string, nanos: NanoSour
     registry,
     uuid: opts.uuid,
   });
-  return { recorder, broadcaster, sinkLoop, logWatchers };
+  return { recorder, broadcaster, sinkLoop, logWatchers, extras };
 }
 
 async function shutdownSource(pipeline: SourcePipeline, graceMs: number): Promise<void> {
   // Flush first so a retry sleep in progress is abandoned and the remaining events are tried only once.
-  const flushed = pipeline.sinkLoop?.flush(graceMs);
+  const flushed = [pipeline.sinkLoop?.flush(graceMs), ...pipeline.extras.map((e) => e.flush(graceMs))];
   await pipeline.broadcaster.shutdown();
-  await Promise.all([flushed, ...pipeline.logWatchers.map((w) => w.done)]);
+  await Promise.all([...flushed, ...pipeline.logWatchers.map((w) => w.done)]);
 }
 
 /**

@@ -46,9 +46,11 @@ export class LogRuleEngine {
   private readonly state = new Map<string, Condition>();
   private readonly lastHit = new Map<string, number>();
   private readonly prefilter: Prefilter;
+  private readonly startedAt: number;
 
   constructor(config: LogMonitorConfig, startedAt: number) {
     this.config = config;
+    this.startedAt = startedAt;
     this.buffer = new LogBuffer(config.bufferSize);
     this.rules = config.rules.map(compileRule);
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
@@ -73,9 +75,15 @@ export class LogRuleEngine {
     return [...this.state.values()];
   }
 
-  /** Overrides the state of an owned condition, e.g. with what the Node already shows after a restart. */
-  restore(condition: Condition): void {
-    if (this.state.has(condition.type)) this.state.set(condition.type, condition);
+  /**
+   * Resumes an owned condition from what the Node shows after a restart, unless a line already changed
+   * it since start (a lookback replay knows better than the Node).
+   */
+  restore(condition: Condition, opts: { force?: boolean } = {}): void {
+    const current = this.state.get(condition.type);
+    if (current && (opts.force || (current.status === 'False' && current.transition === this.startedAt))) {
+      this.state.set(condition.type, condition);
+    }
   }
 
   process(line: LogLine): EngineResult | undefined {

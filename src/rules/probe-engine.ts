@@ -40,9 +40,11 @@ export class ProbeRuleEngine {
   private readonly config: ProbeEngineConfig;
   private readonly defaults: ReadonlyMap<string, ConditionConfig>;
   private readonly state = new Map<string, Condition>();
+  private readonly startedAt: number;
 
   constructor(config: ProbeEngineConfig, startedAt: number) {
     this.config = config;
+    this.startedAt = startedAt;
     this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
     for (const c of config.conditions) {
       this.state.set(c.type, {
@@ -63,8 +65,12 @@ export class ProbeRuleEngine {
     return [...this.state.values()];
   }
 
+  /** Resumes a condition from the Node after a restart, unless a result already changed it. */
   restore(condition: Condition): void {
-    if (this.state.has(condition.type)) this.state.set(condition.type, condition);
+    const current = this.state.get(condition.type);
+    if (current && current.status === 'False' && current.transition === this.startedAt) {
+      this.state.set(condition.type, condition);
+    }
   }
 
   /** Applies one batch of results; like NPD it always re-sends the full condition list. */

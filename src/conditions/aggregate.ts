@@ -1,0 +1,36 @@
+import type { Condition, ConditionStatus } from '../types.ts';
+
+const SEVERITY: Readonly<Record<ConditionStatus, number>> = { True: 2, Unknown: 1, False: 0 };
+
+/**
+ * Several monitors reporting one condition type (opted in with `aggregate: true`): worst status
+ * wins (True over Unknown over False), and among equals the source that sorts first supplies the
+ * reason and message, so the result never depends on which monitor spoke last (NPD #566, #664).
+ */
+export class ConditionAggregator {
+  private readonly byType = new Map<string, Map<string, Condition>>();
+
+  /** Returns the resolved condition for this type after taking the source's latest value. */
+  update(source: string, condition: Condition): Condition {
+    let entries = this.byType.get(condition.type);
+    if (!entries) {
+      entries = new Map();
+      this.byType.set(condition.type, entries);
+    }
+    entries.set(source, condition);
+    return resolve(entries);
+  }
+}
+
+function resolve(entries: ReadonlyMap<string, Condition>): Condition {
+  let best: [string, Condition] | undefined;
+  for (const entry of entries) {
+    if (!best || worse(entry, best)) best = entry;
+  }
+  return (best as [string, Condition])[1];
+}
+
+function worse([source, c]: [string, Condition], [bestSource, best]: [string, Condition]): boolean {
+  const diff = SEVERITY[c.status] - SEVERITY[best.status];
+  return diff > 0 || (diff === 0 && source < bestSource);
+}

@@ -1,0 +1,107 @@
+import type { NodeSnapshot } from '../k8s/client.ts';
+import { parseKubeTime } from '../k8s/time.ts';
+import type { Condition, ConditionStatus } from '../types.ts';
+
+/** The condition types this agent manages, so a later version can delete the ones it dropped. */
+export const MANAGED_ANNOTATION = 'node-problem-detector.io/managed-conditions';
+/** Per source, the newest event timestamp already recorded, so a lookback replay is not re-posted. */
+export const WATERMARK_ANNOTATION = 'node-problem-detector.io/event-watermarks';
+
+/** What a status patch carries besides the conditions. */
+export interface PatchExtras {
+  readonly deleteTypes: readonly string[];
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+export interface StartupPlan {
+  /** The Node's current values of the types we manage, to resume from instead of resetting. */
+  readonly restore: readonly Condition[];
+  /** Types an earlier configuration managed and this one does not. */
+  readonly stale: readonly string[];
+  readonly watermarks: Readonly<Record<string, number>>;
+}
+
+/**
+ * Ownership of node conditions (NPD #1011, #304): which types we manage, what to delete, and what to
+ * resume from. Pure; the condition manager sends `extras()` with every status patch.
+ */
+export class Ownership {
+  private configured: readonly string[];
+  private stale: readonly string[] = [];
+  private watermarks: Record<string, number> = {};
+
+  constructor(configuredTypes: readonly string[]) {
+    this.configured = [...new Set(configuredTypes)].sort();
+  }
+
+  plan(node: NodeSnapshot): StartupPlan {
+    const owned = new Set(this.configured);
+    const restore = node.conditions.map(toCondition).filter((c): c is Condition => c !== undefined && owned.has(c.type));
+    const previous = parseList(node.annotations[MANAGED_ANNOTATION]);
+    const present = new Set(node.conditions.map((c) => c.type));
+    this.stale = previous.filter((t) => !owned.has(t) && present.has(t));
+    this.watermarks = parseWatermarks(node.annotations[WATERMARK_ANNOTATION]);
+    return { restore, stale: this.stale, watermarks: { ...this.watermarks } };
+  }
+
+  /** A reload changed the configured types: the ones dropped are deleted from the Node. */
+  configure(types: readonly string[]): void {
+    const next = [...new Set(types)].sort();
+    const dropped = this.configured.filter((t) => !next.includes(t));
+    this.stale = [...new Set([...this.stale, ...dropped])];
+    this.configured = next;
+  }
+
+  /** Returns true when the watermark moved, i.e. the annotation is worth re-sending. */
+  advance(source: string, timestamp: number): boolean {
+    if ((this.watermarks[source] ?? Number.NEGATIVE_INFINITY) >= timestamp) return false;
+    this.watermarks[source] = timestamp;
+    return true;
+  }
+
+  extras(): PatchExtras {
+    return {
+      deleteTypes: this.stale,
+      annotations: {
+        [MANAGED_ANNOTATION]: JSON.stringify(this.configured),
+        [WATERMARK_ANNOTATION]: JSON.stringify(this.watermarks),
+      },
+    };
+  }
+
+  /** After a successful patch the deleted types are gone and need not be sent again. */
+  confirmed(sent: PatchExtras): void {
+    this.stale = this.stale.filter((t) => !sent.deleteTypes.includes(t));
+  }
+}
+
+function toCondition(raw: Record<string, unknown>): Condition | undefined {
+  const { type, status } = raw;
+  if (typeof type !== 'string' || (status !== 'True' && status !== 'False' && status !== 'Unknown')) return undefined;
+  return {
+    type,
+    status: status as ConditionStatus,
+    transition: parseKubeTime(raw.lastTransitionTime) ?? 0,
+    reason: typeof raw.reason === 'string' ? raw.reason : '',
+    message: typeof raw.message === 'string' ? raw.message : '',
+  };
+}
+
+function parseList(text: string | undefined): string[] {
+  try {
+    const v: unknown = JSON.parse(text ?? '[]');
+    return Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function parseWatermarks(text: string | undefined): Record<string, number> {
+  try {
+    const v: unknown = JSON.parse(text ?? '{}');
+    if (typeof v !== 'object' || v === null) return {};
+    return Object.fromEntries(Object.entries(v).filter((e): e is [string, number] => typeof e[1] === 'number'));
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+
+export interface JournalArgsInput {
+  readonly directory: string;
+  /** SYSLOG_IDENTIFIER match (NPD's pluginConfig.source). */
+  readonly identifier?: string | undefined;
+  /** _SYSTEMD_UNIT match. */
+  readonly unit?: string | undefined;
+  /** Resume strictly after this entry; wins over `sinceMs`. */
+  readonly afterCursor?: string | undefined;
+  /** Epoch milliseconds of the first entry wanted. */
+  readonly sinceMs?: number | undefined;
+}
+
+/**
+ * The journalctl command line. Flags that matter:
+ * - `--merge`: with --follow, journalctl (since v248) implies `--boot` unless merging, and then exits
+ *   with "No such boot ID" on a journal without entries of the current boot (e.g. still empty).
+ * - `--all`: without it, fields over 4096 bytes come out as null and the message would be lost.
+ * - `--since` takes whole seconds here; the caller drops the sub-second remainder itself.
+ * - Matches on two different fields are ANDed by journalctl.
+ */
+export function journalctlArgs(input: JournalArgsInput): string[] {
+  const args = [
+    '--follow',
+    '--merge',
+    '--output=json',
+    '--output-fields=MESSAGE',
+    '--all',
+    '--no-pager',
+    '--quiet',
+    `--directory=${input.directory}`,
+  ];
+  if (input.afterCursor !== undefined) args.push(`--after-cursor=${input.afterCursor}`);
+  else if (input.sinceMs !== undefined) args.push(`--since=@${Math.floor(input.sinceMs / 1000)}`);
+  if (input.identifier) args.push(`SYSLOG_IDENTIFIER=${input.identifier}`);
+  if (input.unit) args.push(`_SYSTEMD_UNIT=${input.unit}`);
+  return args;
+}
+
+/** The directory operations detection needs, injected for tests. */
+export interface DirProbe {
+  /** Entry names, or undefined when the path is not a readable directory. */
+  list(path: string): readonly string[] | undefined;
+}
+
+const PERSISTENT = '/var/log/journal';
+const VOLATILE = '/run/log/journal';
+
+export type JournalDirectory =
+  | { readonly path: string; readonly note?: string }
+  | { readonly missing: string };
+
+/**
+ * Where journald keeps the journal (NPD #121, #389, #621): persistent storage when it holds anything,
+ * else volatile storage, else an empty persistent directory journald may still start filling. An
+ * explicit logPath is honoured, except that NPD's stock value "/var/log/journal" falls back to the
+ * volatile directory when it does not exist, which is what hosts with Storage=volatile need.
+ */
+export function detectJournalDirectory(root: string, logPath: string, probe: DirProbe): JournalDirectory {
+  const persistent = join(root, PERSISTENT);
+  const volatile = join(root, VOLATILE);
+  if (logPath !== '' && logPath.replace(/\/+$/, '') !== PERSISTENT) {
+    const path = join(root, logPath);
+    return probe.list(path) ? { path } : { missing: `journal directory ${path} does not exist` };
+  }
+  const persisted = probe.list(persistent);
+  if (persisted && persisted.length > 0) return { path: persistent };
+  if (probe.list(volatile)) {
+    return {
+      path: volatile,
+      note: `${persistent} is missing or empty, reading volatile journal ${volatile}`,
+    };
+  }
+  if (persisted) return { path: persistent };
+  return { missing: `no journal directory: neither ${persistent} nor ${volatile} exists` };
+}

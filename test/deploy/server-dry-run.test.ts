@@ -1,0 +1,170 @@
+// Server-side validation of the rendered manifests: `kubectl apply --dry-run=server --validate=strict`
+// against a real kube-apiserver + etcd (test/e2e/harness/controlplane.ts), for deploy/base, the example
+// overlay and the taint component. The API server runs defaulting, schema validation (unknown fields are
+// errors), admission and RBAC escalation checks, then discards the objects.
+//
+// ServiceMonitor and PrometheusRule are prometheus-operator CRDs, absent from a bare API server. The
+// test installs two minimal CRDs for them (group, version, kind, names; schema "preserve unknown
+// fields"), so the server checks their apiVersion, kind and metadata but not their spec; the spec is
+// checked client-side in manifests.test.ts.
+//
+// Skipped, with the reason, when kubectl, the harness or the control-plane binaries are unavailable.
+// The first run builds the binaries (test/e2e/controlplane/build.sh; 10-25 min cold, cached after).
+//   node --import tsx --test test/deploy/server-dry-run.test.ts
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
+
+type Harness = typeof import('../e2e/harness/controlplane.ts');
+type ControlPlane = Awaited<ReturnType<Harness['startControlPlane']>>;
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const KUBECTL = '/usr/bin/kubectl';
+
+async function availability(): Promise<{ skip: string | false; harness?: Harness; binaries?: Awaited<ReturnType<Harness['ensureControlPlaneBinaries']>> }> {
+  if (!existsSync(KUBECTL)) return { skip: `${KUBECTL} not found` };
+  let harness: Harness;
+  try {
+    harness = await import('../e2e/harness/controlplane.ts');
+  } catch (err) {
+    return { skip: `control-plane harness unavailable: ${(err as Error).message.split('\n')[0]}` };
+  }
+  if (typeof harness.startControlPlane !== 'function' || typeof harness.ensureControlPlaneBinaries !== 'function') {
+    return { skip: 'control-plane harness does not export startControlPlane/ensureControlPlaneBinaries' };
+  }
+  try {
+    return { skip: false, harness, binaries: await harness.ensureControlPlaneBinaries() };
+  } catch (err) {
+    return { skip: `kube-apiserver/etcd binaries unavailable: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}` };
+  }
+}
+
+const avail = await availability();
+if (avail.skip) process.stderr.write(`server-dry-run: skipped: ${avail.skip}\n`);
+
+type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: unknown };
+
+function kustomize(dir: string): Doc[] {
+  const out = execFileSync(KUBECTL, ['kustomize', dir], { encoding: 'utf8' });
+  return parseAllDocuments(out).map((d) => d.toJS() as Doc);
+}
+
+function kustomizeWith(components: string[]): Doc[] {
+  const dir = mkdtempSync(join(tmpdir(), 'npd-kustomize-'));
+  try {
+    const lines = [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      `  - ${relative(dir, join(ROOT, 'deploy/base'))}`,
+      'components:',
+      ...components.map((c) => `  - ${relative(dir, join(ROOT, 'deploy/components', c))}`),
+    ];
+    writeFileSync(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
+    return kustomize(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const toYaml = (docs: readonly Doc[]): string => docs.map((d) => stringify(d)).join('---\n');
+
+/** Minimal CRDs: enough for the API server to know the kinds; any spec is accepted. */
+function minimalCrd(kind: string, plural: string): Doc {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.monitoring.coreos.com` },
+    spec: {
+      group: 'monitoring.coreos.com',
+      scope: 'Namespaced',
+      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+}
+
+describe('server-side dry run against a real kube-apiserver', { skip: avail.skip }, () => {
+  let cp: ControlPlane;
+  let home: string;
+
+  const dryRun = (docs: readonly Doc[]) =>
+    cp.kubectlResult(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], { input: toYaml(docs), home, timeoutMs: 120_000 });
+
+  /** kubectl prints one "<resource>/<name> created (server dry run)" line per object. */
+  const assertAllAccepted = (docs: readonly Doc[], r: { code: number; stdout: string; stderr: string }) => {
+    assert.equal(r.code, 0, `kubectl apply --dry-run=server failed:\n${r.stderr}\n${r.stdout}`);
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(lines.length, docs.length, r.stdout);
+    for (const d of docs) {
+      assert.ok(
+        lines.some((l) => l.includes(`/${d.metadata.name} `) && l.endsWith('(server dry run)')),
+        `${d.kind}/${d.metadata.name} not accepted:\n${r.stdout}`,
+      );
+    }
+  };
+
+  before(
+    async () => {
+      cp = await avail.harness!.startControlPlane({ binaries: avail.binaries! });
+      home = mkdtempSync(join(tmpdir(), 'npd-kube-home-'));
+      const crds = [minimalCrd('ServiceMonitor', 'servicemonitors'), minimalCrd('PrometheusRule', 'prometheusrules')];
+      await cp.kubectl(['apply', '-f', '-'], { input: toYaml(crds), home });
+      await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...crds.map((c) => `crd/${c.metadata.name}`)], { home });
+    },
+    { timeout: 60 * 60_000 },
+  );
+
+  after(async () => {
+    await cp?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  test('deploy/base is accepted', async () => {
+    const docs = kustomize(join(ROOT, 'deploy/base'));
+    assertAllAccepted(docs, await dryRun(docs));
+  });
+
+  test('deploy/overlays/example (base + metrics) is accepted', async () => {
+    const docs = kustomize(join(ROOT, 'deploy/overlays/example'));
+    assert.ok(docs.some((d) => d.kind === 'ServiceMonitor') && docs.some((d) => d.kind === 'PrometheusRule'));
+    assertAllAccepted(docs, await dryRun(docs));
+  });
+
+  test('base + taint component is accepted', async () => {
+    const docs = kustomizeWith(['taint']);
+    assertAllAccepted(docs, await dryRun(docs));
+  });
+
+  test('a dry run persists nothing', async () => {
+    const r = await cp.kubectlResult(['get', 'daemonset', '-n', 'kube-system', 'node-problem-detector'], { home });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /NotFound|not found/);
+  });
+
+  test('control: the server rejects a broken DaemonSet (the dry run really validates)', async () => {
+    const docs = kustomize(join(ROOT, 'deploy/base'));
+    const ds = structuredClone(docs.find((d) => d.kind === 'DaemonSet')!) as Doc & { spec: any };
+    const container = ds.spec.template.spec.containers[0];
+    container.securityContext.capabilites = container.securityContext.capabilities; // misspelt field
+    let r = await dryRun([ds]);
+    assert.notEqual(r.code, 0, 'an unknown field must be rejected');
+    assert.match(r.stderr, /unknown field/i);
+    delete container.securityContext.capabilites;
+    ds.spec.template.spec.volumes.find((v: { hostPath?: unknown }) => v.hostPath).hostPath.type = 'NotAType';
+    r = await dryRun([ds]);
+    assert.notEqual(r.code, 0, 'an invalid hostPath type must be rejected');
+    assert.match(r.stderr, /hostPath\.type|Unsupported value/);
+  });
+});

@@ -1,0 +1,173 @@
+// Opt-in taints against a real kube-apiserver: the taint follows the condition, foreign taints are
+// never touched, and without the flag the agent never patches a Node object.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { parse as parseYaml } from 'yaml';
+import { TAINTS_ANNOTATION } from '../../src/conditions/taint-plan.ts';
+import { CLUSTER_ROLE_FILE, type ControlPlane, startControlPlane } from './harness/controlplane.ts';
+import {
+  agentArgs,
+  kmsg,
+  marker,
+  metricValue,
+  type NodeConditionJson,
+  startAgent,
+  waitFor,
+  workDir,
+  writeConfig,
+} from './support.ts';
+
+const ROLE = 'npd-e2e-taint';
+const TAINT_USER = 'npd-agent-taint';
+const PLAIN_USER = 'npd-agent-no-taint';
+const KEY = 'node.npd.io/e2e-broken';
+
+interface TaintJson {
+  key: string;
+  value?: string;
+  effect: string;
+  timeAdded?: string;
+}
+
+interface NodeJson {
+  metadata: { annotations?: Record<string, string> };
+  spec: { taints?: TaintJson[] };
+  status: { conditions?: NodeConditionJson[] };
+}
+
+async function node(cp: ControlPlane): Promise<NodeJson> {
+  return JSON.parse(await cp.kubectl(['get', 'node', cp.nodeName, '-o', 'json'])) as NodeJson;
+}
+
+async function conditionStatus(cp: ControlPlane, type: string): Promise<string | undefined> {
+  return (await node(cp)).status.conditions?.find((c) => c.type === type)?.status;
+}
+
+/** A kmsg monitor with one permanent rule for `type` that a second line recovers. */
+function monitorConfig(type: string, mark: string): string {
+  return writeConfig(workDir(), 'taint-monitor.yaml', [
+    'plugin: kmsg',
+    'logPath: /dev/kmsg',
+    'lookback: 0s',
+    'bufferSize: 10',
+    'source: taint-e2e-monitor',
+    'conditions:',
+    `  - type: ${type}`,
+    '    reason: NotBroken',
+    '    message: all fine',
+    'rules:',
+    '  - type: permanent',
+    `    condition: ${type}`,
+    '    reason: Broken',
+    `    pattern: 'npd-taint-e2e ${mark} broken'`,
+    `    recoverPattern: 'npd-taint-e2e ${mark} recovered'`,
+  ]);
+}
+
+describe('opt-in taint on condition', () => {
+  let cp: ControlPlane;
+
+  before(
+    async () => {
+      cp = await startControlPlane({ users: [{ name: TAINT_USER }, { name: PLAIN_USER }] });
+      // The shipped least-privilege role plus the one rule the taint feature needs.
+      const base = parseYaml(readFileSync(CLUSTER_ROLE_FILE, 'utf8')) as { rules: unknown[] };
+      const role = {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: ROLE },
+        rules: [...base.rules, { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] }],
+      };
+      const created = await cp.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        body: role,
+      });
+      assert.equal(created.status, 201, created.text);
+    },
+    { timeout: 60 * 60_000 },
+  );
+
+  after(async () => {
+    await cp?.stop();
+  });
+
+  test('the taint is on the Node while the condition is True; recovery removes only ours', {
+    timeout: 120_000,
+  }, async () => {
+    await cp.kubectl(['taint', 'node', cp.nodeName, 'e2e.example.com/foreign=keep:NoSchedule']);
+    await cp.kubectl(['taint', 'node', cp.nodeName, `${KEY}=theirs:PreferNoSchedule`]);
+    const foreign = (await node(cp)).spec.taints;
+    assert.equal(foreign?.length, 3, 'not-ready (admission) and the two added here');
+    const kubeconfig = await cp.writeKubeconfig(TAINT_USER, { clusterRole: ROLE });
+    const type = 'TaintE2EBroken';
+    const mark = marker('taint');
+    const args = [
+      ...agentArgs(kubeconfig, cp.nodeName, [monitorConfig(type, mark)]),
+      `--taint-on-condition=${type}=${KEY}:NoSchedule`,
+    ];
+    const agent = await startAgent(args, { KUBECONFIG: '' });
+    let failed = true;
+    try {
+      await waitFor(async () => (await conditionStatus(cp, type)) === 'False', 30_000, agent.output);
+      assert.deepEqual((await node(cp)).spec.taints, foreign, 'False adds nothing');
+
+      kmsg(`npd-taint-e2e ${mark} broken`);
+      const ours = (n: NodeJson) => n.spec.taints?.find((t) => t.key === KEY && t.effect === 'NoSchedule');
+      await waitFor(async () => ours(await node(cp)) !== undefined, 30_000, agent.output);
+      const tainted = await node(cp);
+      assert.deepEqual(ours(tainted), { key: KEY, value: 'true', effect: 'NoSchedule' });
+      assert.equal(tainted.metadata.annotations?.[TAINTS_ANNOTATION], `${KEY}:NoSchedule`);
+      assert.deepEqual(tainted.spec.taints?.slice(0, 3), foreign, 'appended after the foreign taints');
+
+      kmsg(`npd-taint-e2e ${mark} recovered`);
+      await waitFor(async () => ours(await node(cp)) === undefined, 30_000, agent.output);
+      const recovered = await node(cp);
+      assert.deepEqual(recovered.spec.taints, foreign, 'foreign taints, same key included, untouched');
+      assert.equal(recovered.metadata.annotations?.[TAINTS_ANNOTATION], undefined);
+
+      assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_changes_total{action="add"}'), 1);
+      assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_changes_total{action="remove"}'), 1);
+      assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_failures_total'), 0);
+      const patches = { user: TAINT_USER, resource: 'nodes', subresource: null, verb: 'patch' };
+      assert.equal(cp.countAudit({ ...patches, code: 200 }), 2, 'one add, one remove');
+      assert.equal(cp.countAudit({ user: TAINT_USER, code: 403 }), 0);
+      failed = false;
+    } finally {
+      await agent.stop();
+      if (failed) cp.markFailed();
+    }
+  });
+
+  test('without the flag the agent never patches the Node object', { timeout: 120_000 }, async () => {
+    // Bound to the same role: RBAC would allow the patch, so only the agent can be holding back.
+    const kubeconfig = await cp.writeKubeconfig(PLAIN_USER, { clusterRole: ROLE });
+    const type = 'TaintE2EUnflagged';
+    const mark = marker('taint');
+    const agent = await startAgent(agentArgs(kubeconfig, cp.nodeName, [monitorConfig(type, mark)]), {
+      KUBECONFIG: '',
+    });
+    let failed = true;
+    try {
+      await waitFor(async () => (await conditionStatus(cp, type)) === 'False', 30_000, agent.output);
+      kmsg(`npd-taint-e2e ${mark} broken`);
+      await waitFor(async () => (await conditionStatus(cp, type)) === 'True', 30_000, agent.output);
+      await new Promise((r) => setTimeout(r, 2_000));
+      assert.equal(
+        cp.countAudit({ user: PLAIN_USER, resource: 'nodes', subresource: null, verb: 'patch' }),
+        0,
+      );
+      assert.ok(
+        cp.countAudit({ user: PLAIN_USER, resource: 'nodes', subresource: 'status', verb: 'patch' }) > 0,
+      );
+      assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_changes_total{action="add"}'), undefined);
+      assert.equal(
+        (await node(cp)).spec.taints?.some((t) => t.key === KEY && t.effect === 'NoSchedule'),
+        false,
+      );
+      failed = false;
+    } finally {
+      await agent.stop();
+      if (failed) cp.markFailed();
+    }
+  });
+});

@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Registry } from 'prom-client';
+import type { LogMonitorConfig } from '../../../src/config/types.ts';
+import { ProblemMetrics } from '../../../src/metrics/problem-metrics.ts';
+import { createRegistry } from '../../../src/metrics/registry.ts';
+import { hostPaths, type MonitorDeps } from '../../../src/monitors/deps.ts';
+import type { Clock } from '../../../src/util/clock.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
+
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+export const HOUR = 60 * MINUTE;
+
+export function logConfig(overrides: Partial<LogMonitorConfig> = {}): LogMonitorConfig {
+  return {
+    kind: 'system-log',
+    file: 'test.json',
+    plugin: 'journald',
+    pluginConfig: {},
+    logPath: '',
+    lookbackMs: 0,
+    delayMs: 0,
+    skipList: [],
+    bufferSize: 10,
+    source: 'test-monitor',
+    metricsReporting: false,
+    conditions: [],
+    rules: [],
+    ...overrides,
+  };
+}
+
+export function makeDeps(clock: Clock, root: string): MonitorDeps & { registry: Registry } {
+  const registry = createRegistry();
+  return {
+    clock,
+    logger: silentLogger(),
+    registry,
+    problemMetrics: new ProblemMetrics(registry),
+    paths: hostPaths(root),
+  };
+}
+
+/** A fresh directory removed when the test ends. */
+export function tempDir(t: { after(fn: () => void): void }, prefix = 'npd-logsrc-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Polls `check` every 10 ms until it returns a truthy value or `timeoutMs` passes. */
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** A counter's value for exactly these labels (0 when never incremented). */
+export async function metric(
+  registry: Registry,
+  name: string,
+  labels: Readonly<Record<string, string>> = { source: 'test-monitor' },
+): Promise<number> {
+  const found = registry.getSingleMetric(name);
+  if (!found) return 0;
+  const { values } = await found.get();
+  const wanted = Object.entries(labels);
+  const hit = values.find(
+    (v) => Object.keys(v.labels).length === wanted.length && wanted.every(([k, x]) => v.labels[k] === x),
+  );
+  return hit?.value ?? 0;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
