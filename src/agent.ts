@@ -1,7 +1,7 @@
 import type { Gauge, Registry } from 'prom-client';
 import { ConditionAggregator } from './conditions/aggregate.ts';
-import type { StartupPlan } from './conditions/ownership.ts';
 import { allConditionTypes, checkOwners } from './conditions/owners.ts';
+import type { StartupPlan } from './conditions/ownership.ts';
 import { ConfigError, formatIssue } from './config/errors.ts';
 import type { LoadedConfig } from './config/load.ts';
 import type { Options } from './config/options.ts';
@@ -29,7 +29,11 @@ export interface AgentDeps {
   readonly logger: Logger;
   readonly version: string;
   /** Loads and validates the config files again; throws ConfigError. Enables hot reload. */
-  readonly reload?: { readonly files: readonly string[]; readonly load: () => LoadedConfig[]; readonly intervalMs: number };
+  readonly reload?: {
+    readonly files: readonly string[];
+    readonly load: () => LoadedConfig[];
+    readonly intervalMs: number;
+  };
 }
 
 /**
@@ -57,7 +61,13 @@ export class Agent {
   async start(): Promise<void> {
     const { options, clock, registry, logger, configs } = this.deps;
     this.aggregated = checkOwners(configs).aggregated;
-    this.monitorDeps = { clock, logger, registry, problemMetrics: new ProblemMetrics(registry), paths: hostPaths(options.hostRoot) };
+    this.monitorDeps = {
+      clock,
+      logger,
+      registry,
+      problemMetrics: new ProblemMetrics(registry),
+      paths: hostPaths(options.hostRoot),
+    };
     this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
     this.exporter = await createExporter({
       options,
@@ -81,7 +91,14 @@ export class Agent {
     );
     await this.supervisor.start((status) => this.onStatus(status));
     this.watchConfig();
-    logger.info({ mode: this.exporter.mode, monitors: this.running.map((r) => r.monitor.source), node: options.nodeName }, 'agent started');
+    logger.info(
+      {
+        mode: this.exporter.mode,
+        monitors: this.running.map((r) => r.monitor.source),
+        node: options.nodeName,
+      },
+      'agent started',
+    );
   }
 
   async stop(graceMs: number): Promise<void> {
@@ -101,7 +118,8 @@ export class Agent {
       if (issues.length > 0) throw new ConfigError(issues);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      for (const issue of err.issues) logger.error({ issue: formatIssue(issue) }, 'config reload rejected; keeping the running config');
+      for (const issue of err.issues)
+        logger.error({ issue: formatIssue(issue) }, 'config reload rejected; keeping the running config');
       this.reloads?.result(false);
       return false;
     }
@@ -168,10 +186,21 @@ export class Agent {
   private onStatus(status: Status): void {
     for (const reported of status.conditions) {
       this.owner.set(reported.type, status.source);
-      const c = this.aggregated.has(reported.type) ? this.aggregator.update(status.source, reported) : reported;
+      const c = this.aggregated.has(reported.type)
+        ? this.aggregator.update(status.source, reported)
+        : reported;
       const prev = this.seen.get(c.type);
       if (!prev || prev.status !== c.status || prev.reason !== c.reason) {
-        this.deps.logger.info({ source: status.source, condition: c.type, status: c.status, reason: c.reason, message: c.message }, 'condition');
+        this.deps.logger.info(
+          {
+            source: status.source,
+            condition: c.type,
+            status: c.status,
+            reason: c.reason,
+            message: c.message,
+          },
+          'condition',
+        );
       }
       this.seen.set(c.type, c);
       this.exporter?.conditions.update(c);
@@ -194,8 +223,15 @@ export class Agent {
 }
 
 function reloadMetrics(registry: Registry) {
-  const total = counter(registry, { name: 'npd_config_reloads_total', help: 'Config reloads by result.', labelNames: ['result'] });
-  const ok: Gauge = gauge(registry, { name: 'npd_config_last_reload_successful', help: '1 if the last config reload was applied, 0 if it was rejected.' });
+  const total = counter(registry, {
+    name: 'npd_config_reloads_total',
+    help: 'Config reloads by result.',
+    labelNames: ['result'],
+  });
+  const ok: Gauge = gauge(registry, {
+    name: 'npd_config_last_reload_successful',
+    help: '1 if the last config reload was applied, 0 if it was rejected.',
+  });
   total.inc({ result: 'success' }, 0);
   total.inc({ result: 'failure' }, 0);
   ok.set(1);

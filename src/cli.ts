@@ -13,7 +13,7 @@ import { createLogger, type Logger } from './util/logger.ts';
 import { VERSION } from './version.ts';
 
 /** Rules the agent runs when no --config.* flag is given. */
-const DEFAULT_RULES = ['kernel.yaml', 'readonly.yaml'];
+const DEFAULT_RULES = ['kernel.yaml', 'readonly.yaml', 'probes.yaml'];
 
 export interface Cli {
   readonly argv: readonly string[];
@@ -24,12 +24,16 @@ export interface Cli {
   readonly readStdin: () => string;
 }
 
-export type Outcome = { readonly exit: number } | { readonly agent: Agent; readonly logger: Logger; readonly graceMs: number };
+export type Outcome =
+  | { readonly exit: number }
+  | { readonly agent: Agent; readonly logger: Logger; readonly graceMs: number };
 
 /** Everything main.ts does except exiting: parse, validate, then either answer or start the agent. */
 export async function run(cli: Cli): Promise<Outcome> {
   if (cli.argv[0] === 'replay') {
-    return { exit: runReplay(cli.argv.slice(1), { stdout: cli.out, stderr: cli.err, readStdin: cli.readStdin }) };
+    return {
+      exit: runReplay(cli.argv.slice(1), { stdout: cli.out, stderr: cli.err, readStdin: cli.readStdin }),
+    };
   }
   const parsed = parseOptions(cli.argv, cli.env, hostname());
   if (parsed.errors.length > 0 || parsed.positional.length > 0) {
@@ -41,7 +45,10 @@ export async function run(cli: Cli): Promise<Outcome> {
   if (parsed.options.version) return answer(cli, `node-problem-detector ${VERSION}`);
   const files = configFiles(parsed.options, cli.rulesDir);
   const load = () => {
-    const loaded = loadConfigs(files, monitorTypes().map((t) => t.configKind));
+    const loaded = loadConfigs(
+      files,
+      monitorTypes().map((t) => t.configKind),
+    );
     const { issues } = checkOwners(loaded);
     if (issues.length > 0) throw new ConfigError(issues);
     return loaded;
@@ -83,6 +90,7 @@ function configFiles(o: Options, rulesDir: string): { file: string; kind?: strin
     ...o.systemLogMonitors.map((file) => ({ file, kind: 'system-log-monitor' })),
     ...o.customPluginMonitors.map((file) => ({ file, kind: 'custom-plugin-monitor' })),
     ...o.systemStatsMonitors.map((file) => ({ file, kind: 'system-stats-monitor' })),
+    ...o.probeMonitors.map((file) => ({ file, kind: 'probe-monitor' })),
   ];
   if (flagged.length > 0) return flagged;
   return DEFAULT_RULES.map((name) => ({ file: join(rulesDir, name) }));

@@ -49,15 +49,32 @@ export interface Exporter {
 export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
   const { options, clock, registry, logger } = deps;
   const connection = options.enableK8sExporter
-    ? await resolveConnection({ apiserverOverride: options.apiserverOverride, kubeconfig: options.kubeconfig, clock, logger })
+    ? await resolveConnection({
+        apiserverOverride: options.apiserverOverride,
+        kubeconfig: options.kubeconfig,
+        clock,
+        logger,
+      })
     : undefined;
   if (!connection) {
-    if (options.enableK8sExporter) logger.warn('no cluster config found (in-cluster, --kubeconfig, KUBECONFIG); running standalone');
-    if (options.taintOnCondition.length > 0) logger.warn('--taint-on-condition needs a cluster; no taints will be set');
+    if (options.enableK8sExporter)
+      logger.warn('no cluster config found (in-cluster, --kubeconfig, KUBECONFIG); running standalone');
+    if (options.taintOnCondition.length > 0)
+      logger.warn('--taint-on-condition needs a cluster; no taints will be set');
     return standalone(deps);
   }
-  logger.info({ server: connection.server, source: connection.source, node: options.nodeName }, 'reporting to the API server');
-  const client = new KubeClient({ connection, version: deps.version, registry, clock, logger, timeoutMs: options.apiTimeoutMs });
+  logger.info(
+    { server: connection.server, source: connection.source, node: options.nodeName },
+    'reporting to the API server',
+  );
+  const client = new KubeClient({
+    connection,
+    version: deps.version,
+    registry,
+    clock,
+    logger,
+    timeoutMs: options.apiTimeoutMs,
+  });
   const nodeInfo = new NodeInfo({ client, nodeName: options.nodeName, clock, registry, logger });
   nodeInfo.start();
   const writer = options.updateNodeConditions
@@ -68,7 +85,10 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
     const node = nodeInfo.node();
     if (!node) return undefined;
     const plan = ownership.plan(node);
-    logger.info({ restored: plan.restore.map((c) => `${c.type}=${c.status}`), stale: plan.stale }, 'resuming node state');
+    logger.info(
+      { restored: plan.restore.map((c) => `${c.type}=${c.status}`), stale: plan.stale },
+      'resuming node state',
+    );
     deps.onStartup(plan);
     return plan;
   });
@@ -84,7 +104,7 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
   });
   conditions.start();
   const startedAt = clock.now();
-  const taints = createTaints(deps, client);
+  const taints = createTaints(deps, client, startup);
   const persist = createPersistSinks(options, { clock, registry, logger });
   let pipeline: EventPipeline | undefined;
   return {
@@ -129,10 +149,15 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
 }
 
 /** Opt-in: without --taint-on-condition nothing is built, so no `patch nodes` request can happen. */
-function createTaints(deps: ExporterDeps, client: KubeClient): TaintController | undefined {
+function createTaints(
+  deps: ExporterDeps,
+  client: KubeClient,
+  hold: Promise<unknown>,
+): TaintController | undefined {
   const { options, clock, registry, logger } = deps;
-  if (options.taintOnCondition.length === 0) return undefined;
-  const taints = new TaintController({ rules: options.taintOnCondition, client, nodeName: options.nodeName, clock, registry, logger });
+  const { taintOnCondition: rules, nodeName } = options;
+  if (rules.length === 0) return undefined;
+  const taints = new TaintController({ rules, client, nodeName, clock, registry, logger, hold });
   taints.start();
   return taints;
 }

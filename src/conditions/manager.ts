@@ -3,9 +3,9 @@ import { formatRfc3339Seconds } from '../k8s/time.ts';
 import { counter, gauge } from '../metrics/registry.ts';
 import { SinkError } from '../recorder/types.ts';
 import type { Condition, ConditionStatus } from '../types.ts';
-import type { PatchExtras } from './ownership.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
+import type { PatchExtras } from './ownership.ts';
 
 /** NPD condition/manager.go: updatePeriod, resyncPeriod and the default heartbeat. */
 export const UPDATE_PERIOD_MS = 1_000;

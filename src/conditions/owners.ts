@@ -16,7 +16,10 @@ export function declaredConditions(loaded: LoadedConfig): readonly DeclaredCondi
  * Two config files owning one condition type would overwrite each other (NPD #566, #664), so that is a
  * config error unless every declaration opts in to aggregation. Returns the aggregated types.
  */
-export function checkOwners(configs: readonly LoadedConfig[]): { issues: ConfigIssue[]; aggregated: Set<string> } {
+export function checkOwners(configs: readonly LoadedConfig[]): {
+  issues: ConfigIssue[];
+  aggregated: Set<string>;
+} {
   const owners = new Map<string, { file: string; index: number; aggregate: boolean }[]>();
   for (const loaded of configs) {
     declaredConditions(loaded).forEach((c, index) => {

@@ -36,7 +36,9 @@ export class Ownership {
 
   plan(node: NodeSnapshot): StartupPlan {
     const owned = new Set(this.configured);
-    const restore = node.conditions.map(toCondition).filter((c): c is Condition => c !== undefined && owned.has(c.type));
+    const restore = node.conditions
+      .map(toCondition)
+      .filter((c): c is Condition => c !== undefined && owned.has(c.type));
     const previous = parseList(node.annotations[MANAGED_ANNOTATION]);
     const present = new Set(node.conditions.map((c) => c.type));
     this.stale = previous.filter((t) => !owned.has(t) && present.has(t));
@@ -77,7 +79,8 @@ export class Ownership {
 
 function toCondition(raw: Record<string, unknown>): Condition | undefined {
   const { type, status } = raw;
-  if (typeof type !== 'string' || (status !== 'True' && status !== 'False' && status !== 'Unknown')) return undefined;
+  if (typeof type !== 'string' || (status !== 'True' && status !== 'False' && status !== 'Unknown'))
+    return undefined;
   return {
     type,
     status: status as ConditionStatus,
@@ -100,7 +103,9 @@ function parseWatermarks(text: string | undefined): Record<string, number> {
   try {
     const v: unknown = JSON.parse(text ?? '{}');
     if (typeof v !== 'object' || v === null) return {};
-    return Object.fromEntries(Object.entries(v).filter((e): e is [string, number] => typeof e[1] === 'number'));
+    return Object.fromEntries(
+      Object.entries(v).filter((e): e is [string, number] => typeof e[1] === 'number'),
+    );
   } catch {
     return {};
   }

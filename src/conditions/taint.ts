@@ -32,6 +32,12 @@ export interface TaintControllerOptions {
   /** Default: the resync period. */
   readonly backoffMaxMs?: number;
   readonly random?: () => number;
+  /**
+   * No reconcile before this settles: the exporter's startup read of the Node, which restores the
+   * conditions of before a restart. Without it the monitors' initial False would strip a taint that a
+   * still-True condition put there, only to add it back a moment later.
+   */
+  readonly hold?: Promise<unknown>;
 }
 
 /** 409 from a resourceVersion precondition, 422 from a failed `test` op: the Node changed meanwhile. */
@@ -64,6 +70,7 @@ export class TaintController {
   private readonly failures: Counter;
   private timer: TimerHandle | undefined;
   private running = false;
+  private held: boolean;
   private inFlight = false;
   private dirty = false;
   private failedInARow = 0;
@@ -81,6 +88,12 @@ export class TaintController {
     this.backoffBaseMs = opts.backoffBaseMs ?? TAINT_BACKOFF_BASE_MS;
     this.backoffMaxMs = opts.backoffMaxMs ?? this.resyncMs;
     this.random = opts.random ?? Math.random;
+    this.held = opts.hold !== undefined;
+    const release = () => {
+      this.held = false;
+      if (this.dirty) this.kick();
+    };
+    opts.hold?.then(release, release);
     this.changes = counter(opts.registry, {
       name: 'npd_taint_changes_total',
       help: 'Taints the agent added to or removed from its Node (--taint-on-condition).',
@@ -118,7 +131,7 @@ export class TaintController {
   private kick(): void {
     this.dirty = true;
     // During a backoff the pending timer runs the reconcile; a flapping condition must not bypass it.
-    if (!this.running || this.inFlight || this.clock.now() < this.notBefore) return;
+    if (!this.running || this.held || this.inFlight || this.clock.now() < this.notBefore) return;
     this.schedule(0);
   }
 

@@ -8,6 +8,7 @@ export interface Options {
   readonly systemLogMonitors: readonly string[];
   readonly customPluginMonitors: readonly string[];
   readonly systemStatsMonitors: readonly string[];
+  readonly probeMonitors: readonly string[];
   readonly enableK8sExporter: boolean;
   readonly apiserverOverride: string;
   readonly kubeconfig: string;
@@ -67,6 +68,7 @@ export const FLAGS: readonly FlagSpec[] = [
   L('config.system-log-monitor', 'System log monitor config files, comma separated'),
   L('config.custom-plugin-monitor', 'Custom plugin monitor config files, comma separated'),
   L('config.system-stats-monitor', 'System stats monitor config files, comma separated'),
+  L('config.probe-monitor', 'Built-in probe monitor config files (no host binaries needed), comma separated'),
   L('system-log-monitors', 'Deprecated alias of --config.system-log-monitor'),
   L('custom-plugin-monitors', 'Deprecated alias of --config.custom-plugin-monitor'),
   B('enable-k8s-exporter', 'Report conditions and events to the API server', true),
@@ -95,7 +97,10 @@ export const FLAGS: readonly FlagSpec[] = [
   S('host-root', 'Where the host file system is mounted (/proc, /sys, /dev/kmsg are read below it)', '/'),
   D('shutdown-grace-period', 'How long SIGTERM waits for queued events and a last condition sync', '10s'),
   D('config-reload-period', 'How often config files are checked for changes (hot reload); 0 disables', '10s'),
-  L('taint-on-condition', 'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)'),
+  L(
+    'taint-on-condition',
+    'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)',
+  ),
   B('version', 'Print the version and exit', false),
   B('help', 'Print this help and exit', false),
   IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
@@ -153,6 +158,7 @@ export function parseOptions(
     systemLogMonitors: systemLog,
     customPluginMonitors: customPlugin,
     systemStatsMonitors: list('config.system-stats-monitor'),
+    probeMonitors: list('config.probe-monitor'),
     enableK8sExporter: get('enable-k8s-exporter') === 'true',
     apiserverOverride: get('apiserver-override'),
     kubeconfig: get('kubeconfig') || env.KUBECONFIG || '',

@@ -25,7 +25,8 @@ export class KubeNodeStatusWriter implements NodeStatusWriter {
   async patchConditions(conditions: readonly NodeConditionJson[], extras?: PatchExtras): Promise<void> {
     const deletes = (extras?.deleteTypes ?? []).map((type) => ({ $patch: 'delete', type }));
     const body: Record<string, unknown> = { status: { conditions: [...conditions, ...deletes] } };
-    if (extras && Object.keys(extras.annotations).length > 0) body.metadata = { annotations: extras.annotations };
+    if (extras && Object.keys(extras.annotations).length > 0)
+      body.metadata = { annotations: extras.annotations };
     const node = await this.client.patchNodeStatus(this.nodeName, body);
     if (node.uid !== '') this.onUid?.(node.uid);
   }

@@ -1,4 +1,4 @@
-import { RE2JS } from 're2js';
+import RE2 from 're2';
 import type { LogLine } from '../types.ts';
 import { compileGoLayout, type GoLayout, parseGoTime, type WallZone } from './go-time.ts';
 
@@ -15,14 +15,13 @@ interface Submatcher {
 
 function submatcher(source: string): Submatcher {
   // Unanchored search, as Go's regexp.FindStringSubmatch; RE2 keeps it linear-time.
-  const re = RE2JS.compile(source);
-  const groups = re.groupCount();
+  const re = new RE2(source);
   return {
     source,
     lastSubmatch(text) {
-      const m = re.matcher(text);
-      if (!m.find()) return undefined;
-      return m.group(groups) ?? '';
+      const m = re.exec(text);
+      if (!m) return undefined;
+      return m[m.length - 1] ?? '';
     },
   };
 }

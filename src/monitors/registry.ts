@@ -1,5 +1,5 @@
-import { systemLogConfigKind } from '../config/log-monitor-schema.ts';
 import type { ConfigKind } from '../config/load.ts';
+import { systemLogConfigKind } from '../config/log-monitor-schema.ts';
 import type { LogMonitorConfig, LogPlugin } from '../config/types.ts';
 import { customPluginMonitorType } from './custom-plugin.ts';
 import type { MonitorDeps } from './deps.ts';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { systemLogConfigKind } from '../config/log-monitor-schema.ts';
 import { ConfigError } from '../config/errors.ts';
 import { parseFlags } from '../config/flag-parser.ts';
 import { loadConfigs } from '../config/load.ts';
+import { systemLogConfigKind } from '../config/log-monitor-schema.ts';
 import type { LogMonitorConfig } from '../config/types.ts';
 import { parseReplayInput, type ReplayFormat } from './parse-input.ts';
 import { replay } from './replay.ts';
@@ -35,10 +35,22 @@ export function runReplay(argv: readonly string[], io: ReplayIo): number {
     io.stderr(`${errors.join('\n')}\n${USAGE}\n`);
     return 2;
   }
-  return execute(configs as string[], format as ReplayFormat, bootTime as number, flags.positional[0] as string, io);
+  return execute(
+    configs as string[],
+    format as ReplayFormat,
+    bootTime as number,
+    flags.positional[0] as string,
+    io,
+  );
 }
 
-function execute(files: string[], format: ReplayFormat, bootTime: number, input: string, io: ReplayIo): number {
+function execute(
+  files: string[],
+  format: ReplayFormat,
+  bootTime: number,
+  input: string,
+  io: ReplayIo,
+): number {
   let configs: LogMonitorConfig[];
   try {
     configs = loadConfigs(

@@ -1,5 +1,4 @@
-import { parseKmsgStream } from '../monitors/kmsg-parser.ts';
-import { kmsgTimestampMs } from '../monitors/kmsg-parser.ts';
+import { kmsgTimestampMs, parseKmsgStream } from '../monitors/kmsg-parser.ts';
 import type { LogLine } from '../types.ts';
 
 export type ReplayFormat = 'kmsg' | 'plain' | 'journal-json';
@@ -33,7 +32,8 @@ function fromKmsg(text: string, bootTimeMs: number): ParsedInput {
   const malformed: string[] = [];
   for (const rec of parseKmsgStream(text)) {
     if (rec instanceof Error) malformed.push(rec.message);
-    else if (rec.message !== '') lines.push({ timestamp: kmsgTimestampMs(bootTimeMs, rec.usec), message: rec.message });
+    else if (rec.message !== '')
+      lines.push({ timestamp: kmsgTimestampMs(bootTimeMs, rec.usec), message: rec.message });
   }
   return { lines, malformed };
 }
@@ -61,7 +61,8 @@ function fromJournal(text: string): ParsedInput {
 /** journalctl -o json writes binary-unsafe fields as byte arrays and repeated fields as arrays. */
 export function journalString(v: unknown): string {
   if (typeof v === 'string') return v;
-  if (Array.isArray(v) && v.every((b) => typeof b === 'number')) return Buffer.from(v as number[]).toString('utf8');
+  if (Array.isArray(v) && v.every((b) => typeof b === 'number'))
+    return Buffer.from(v as number[]).toString('utf8');
   if (Array.isArray(v) && typeof v[0] === 'string') return v[0];
   return '';
 }

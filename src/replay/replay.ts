@@ -18,7 +18,11 @@ export interface ReplayRecord {
  * Runs monitor configs over recorded lines with time taken from the records: no lookback, no delay and
  * no I/O, so the same input always gives the same output.
  */
-export function replay(configs: readonly LogMonitorConfig[], lines: readonly ReplayLine[], startMs: number): ReplayRecord[] {
+export function replay(
+  configs: readonly LogMonitorConfig[],
+  lines: readonly ReplayLine[],
+  startMs: number,
+): ReplayRecord[] {
   const runs = configs.map((config) => ({
     config,
     engine: new LogRuleEngine(config, startMs),
@@ -50,7 +54,14 @@ function collect(result: EngineResult | undefined, known: Map<string, Condition>
   const { source } = result.status;
   for (const e of result.status.events) {
     const type = e.severity === 'warn' ? 'Warning' : 'Normal';
-    out.push({ kind: 'event', source, type, reason: e.reason, message: e.message, timestamp: iso(e.timestamp) });
+    out.push({
+      kind: 'event',
+      source,
+      type,
+      reason: e.reason,
+      message: e.message,
+      timestamp: iso(e.timestamp),
+    });
   }
   for (const c of result.status.conditions) {
     const prev = known.get(c.type);

@@ -92,7 +92,9 @@ export class FileSink implements PersistSink {
   private serial(task: () => Promise<void>): Promise<void> {
     const next = this.chain.then(task);
     // attempt() does not throw; the catch only keeps one surprise from wedging every later write.
-    this.chain = next.catch((err: unknown) => this.opts.logger.error({ err, sink: this.name }, 'file sink failed'));
+    this.chain = next.catch((err: unknown) =>
+      this.opts.logger.error({ err, sink: this.name }, 'file sink failed'),
+    );
     return this.chain;
   }
 

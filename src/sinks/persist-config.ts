@@ -37,6 +37,9 @@ const HEADER = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:(.*)$/s;
 /** What Node accepts in a header value; anything else would fail every request at send time. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+/** Framing headers the sink computes per request; a fixed value would corrupt every request. */
+const RESERVED = new Set(['content-length', 'transfer-encoding', 'host', 'connection']);
+
 /**
  * Reads repeated `--event-webhook-header "Name: value"` flags. The flag parser splits lists on commas,
  * so a piece that does not start with `Name:` is glued back onto the previous header's value. Error
@@ -54,6 +57,8 @@ export function parseHeaderFlags(items: readonly string[], errors: string[]): Re
     const name = m?.[1];
     const value = m?.[2]?.trim() ?? '';
     if (!name) errors.push('--event-webhook-header: expected "Name: value"');
+    else if (RESERVED.has(name.toLowerCase()))
+      errors.push(`--event-webhook-header: ${name} is set by the agent`);
     else if (!HEADER_VALUE.test(value)) errors.push(`--event-webhook-header: invalid characters in ${name}`);
     else headers[name] = value;
   }
@@ -92,7 +97,15 @@ export function createPersistSinks(c: PersistConfig, deps: PersistDeps): Persist
     logger.info({ url: safeUrl(new URL(c.eventWebhookUrl)), headers }, 'persisting events to a webhook');
   }
   if (c.eventFile !== '') {
-    sinks.push(new FileSink({ path: c.eventFile, maxBytes: c.eventFileMaxBytes, nodeName: c.nodeName, registry, logger }));
+    sinks.push(
+      new FileSink({
+        path: c.eventFile,
+        maxBytes: c.eventFileMaxBytes,
+        nodeName: c.nodeName,
+        registry,
+        logger,
+      }),
+    );
     logger.info({ file: c.eventFile, maxBytes: c.eventFileMaxBytes }, 'persisting events to a file');
   }
   return {

@@ -80,7 +80,10 @@ function flushWithin(a: Attached, graceMs: number): Promise<void> {
       const left = a.queue.stop();
       if (left > 0) {
         a.metrics.dropped.inc({ point: 'flush', ...a.labels }, left);
-        a.opts.logger.warn({ ...a.labels, dropped: left }, 'Shutdown grace period over, dropping events not yet persisted');
+        a.opts.logger.warn(
+          { ...a.labels, dropped: left },
+          'Shutdown grace period over, dropping events not yet persisted',
+        );
       }
       resolve();
     }, graceMs);

@@ -18,7 +18,7 @@ const ROUTINE = [
   'systemd-journald[{n}]: Received client request to flush runtime journal.',
   'TCP: request_sock_TCP: Possible SYN flooding on port {n}. Sending cookies.  Check SNMP counters.',
   'usb 1-1: new high-speed USB device number {n} using xhci_hcd',
-  'process \'{h}\' launched \'/bin/sh\' with NULL argv: empty string added',
+  "process '{h}' launched '/bin/sh' with NULL argv: empty string added",
   'loop{n}: detected capacity change from 0 to {n}',
   'EXT4-fs (loop{n}): mounted filesystem without journal. Quota mode: none.',
 ];

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { systemLogConfigKind } from '../../src/config/log-monitor-schema.ts';
 import { loadConfigs } from '../../src/config/load.ts';
+import { systemLogConfigKind } from '../../src/config/log-monitor-schema.ts';
 import type { LogMonitorConfig, LogRuleConfig } from '../../src/config/types.ts';
 import { LogRuleEngine } from '../../src/rules/log-engine.ts';
 import { compilePattern } from '../../src/rules/pattern.ts';
@@ -17,7 +17,12 @@ function shippedKernelConfigs(): LogMonitorConfig[] {
 }
 
 /** ns per line for all shipped kernel rules over a mixed log, best of a few runs. */
-export function mixedLogNsPerLine(lineCount = 200_000): { nsPerLine: number; rules: number; lines: number; problems: number } {
+export function mixedLogNsPerLine(lineCount = 200_000): {
+  nsPerLine: number;
+  rules: number;
+  lines: number;
+  problems: number;
+} {
   const configs = shippedKernelConfigs();
   const corpus = kernelCorpus(lineCount);
   let best = Number.POSITIVE_INFINITY;

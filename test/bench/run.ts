@@ -10,6 +10,9 @@ console.log(
 );
 const worst = adversarialWorstCases();
 const total = worst.reduce((s, w) => s + w.ms, 0);
-console.log(`64 KiB non-matching line, worst of 5 adversarial shapes per rule (target <= 5 ms for all rules together):`);
-for (const w of worst) console.log(`  ${w.ms.toFixed(3).padStart(8)} ms  ${w.reason.padEnd(30)} ${w.pattern}`);
+console.log(
+  `64 KiB non-matching line, worst of 5 adversarial shapes per rule (target <= 5 ms for all rules together):`,
+);
+for (const w of worst)
+  console.log(`  ${w.ms.toFixed(3).padStart(8)} ms  ${w.reason.padEnd(30)} ${w.pattern}`);
 console.log(`  ${total.toFixed(3).padStart(8)} ms  all rules together`);

@@ -83,7 +83,11 @@ describe('Dockerfile', () => {
     assert.equal(build?.from, 'node:${NODE_VERSION}-bookworm');
     assert.equal(runtime?.name, 'runtime');
     assert.equal(runtime?.from, 'node:${NODE_VERSION}-bookworm-slim');
-    assert.doesNotMatch(dockerfile, /^FROM\s+\S*(@sha256:|:latest\b)/im, 'no digest placeholder or floating tag');
+    assert.doesNotMatch(
+      dockerfile,
+      /^FROM\s+\S*(@sha256:|:latest\b)/im,
+      'no digest placeholder or floating tag',
+    );
   });
 
   test('build stage: toolchain for node-gyp, non-root user, npm ci, build, production-only reinstall', () => {
@@ -94,18 +98,28 @@ describe('Dockerfile', () => {
       return i;
     };
     const apt = ins.find((i) => i.op === 'RUN' && i.args.includes('apt-get install'));
-    for (const pkg of ['python3', 'make', 'g++']) assert.match(apt?.args ?? '', new RegExp(`\\s${pkg.replace('+', '\\+')}(\\s|$)`), pkg);
+    for (const pkg of ['python3', 'make', 'g++'])
+      assert.match(apt?.args ?? '', new RegExp(`\\s${pkg.replace('+', '\\+')}(\\s|$)`), pkg);
     const user = idx((i) => i.op === 'USER', 'USER');
     assert.doesNotMatch(ins[user]!.args, /^(root|0)(:|$)/, 'build runs as a non-root user');
-    const ci = idx((i) => i.op === 'RUN' && /\bnpm ci\b(?!.*--omit=dev)/.test(i.args), 'npm ci (with dev dependencies)');
+    const ci = idx(
+      (i) => i.op === 'RUN' && /\bnpm ci\b(?!.*--omit=dev)/.test(i.args),
+      'npm ci (with dev dependencies)',
+    );
     const buildStep = idx((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args), 'npm run build');
     const prod = idx((i) => i.op === 'RUN' && /\bnpm ci\b.*--omit=dev/.test(i.args), 'npm ci --omit=dev');
-    assert.ok(user < ci && ci < buildStep && buildStep < prod, 'USER, npm ci, npm run build, npm ci --omit=dev in that order');
+    assert.ok(
+      user < ci && ci < buildStep && buildStep < prod,
+      'USER, npm ci, npm run build, npm ci --omit=dev in that order',
+    );
   });
 
   test('runtime stage: production files only, tini as PID 1 in exec form, non-root default user, no HEALTHCHECK', () => {
     const ins = runtime!.instructions;
-    assert.ok(!ins.some((i) => i.op === 'HEALTHCHECK') && !/^HEALTHCHECK/im.test(dockerfile), 'no HEALTHCHECK');
+    assert.ok(
+      !ins.some((i) => i.op === 'HEALTHCHECK') && !/^HEALTHCHECK/im.test(dockerfile),
+      'no HEALTHCHECK',
+    );
     const entry = ins.filter((i) => i.op === 'ENTRYPOINT');
     assert.equal(entry.length, 1);
     assert.deepEqual(JSON.parse(entry[0]!.args), ['/usr/bin/tini', '--', 'node', '/app/dist/main.js']);
@@ -113,13 +127,28 @@ describe('Dockerfile', () => {
     const apt = ins.find((i) => i.op === 'RUN' && i.args.includes('apt-get install'));
     assert.match(apt?.args ?? '', /\stini(\s|$)/);
     assert.match(apt?.args ?? '', /\ssystemd(\s|$)/, 'journalctl for the journald monitors');
-    assert.match(apt?.args ?? '', /cp --remove-destination \S+ \/etc\/localtime/, '/etc/localtime is a file the host one can be mounted over');
-    const copies = ins.filter((i) => i.op === 'COPY').map((i) => i.args.split(' ').filter((a) => !a.startsWith('--')).at(-1));
+    assert.match(
+      apt?.args ?? '',
+      /cp --remove-destination \S+ \/etc\/localtime/,
+      '/etc/localtime is a file the host one can be mounted over',
+    );
+    const copies = ins
+      .filter((i) => i.op === 'COPY')
+      .map((i) =>
+        i.args
+          .split(' ')
+          .filter((a) => !a.startsWith('--'))
+          .at(-1),
+      );
     assert.deepEqual(copies.sort(), ['./dist', './node_modules', './package.json', './rules']);
     const workdir = ins.filter((i) => i.op === 'WORKDIR').at(-1);
     assert.equal(workdir?.args, '/app');
     const user = ins.filter((i) => i.op === 'USER').at(-1);
-    assert.match(user?.args ?? '', /^[1-9]\d*(:\d+)?$/, 'a numeric non-root user, so runAsNonRoot can verify it');
+    assert.match(
+      user?.args ?? '',
+      /^[1-9]\d*(:\d+)?$/,
+      'a numeric non-root user, so runAsNonRoot can verify it',
+    );
     assert.ok(ins.some((i) => i.op === 'ENV' && /NODE_ENV=production/.test(i.args)));
   });
 
@@ -128,11 +157,17 @@ describe('Dockerfile', () => {
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && !l.startsWith('#'));
-    for (const p of ['node_modules', 'dist', '.git', '.cache', '.tools']) assert.ok(ignored(patterns, p), `${p} is excluded`);
+    for (const p of ['node_modules', 'dist', '.git', '.cache', '.tools'])
+      assert.ok(ignored(patterns, p), `${p} is excluded`);
     const sources = stages.flatMap((s) =>
       s.instructions
         .filter((i) => i.op === 'COPY' && !i.args.includes('--from='))
-        .flatMap((i) => i.args.split(' ').filter((a) => !a.startsWith('--')).slice(0, -1)),
+        .flatMap((i) =>
+          i.args
+            .split(' ')
+            .filter((a) => !a.startsWith('--'))
+            .slice(0, -1),
+        ),
     );
     assert.ok(sources.length > 0);
     for (const src of sources) {

@@ -24,7 +24,10 @@ interface Doc {
 }
 
 function kustomize(dir: string): Doc[] {
-  const out = execFileSync(KUBECTL, ['kustomize', dir], { encoding: 'utf8', env: { ...process.env, HOME: tmpdir() } });
+  const out = execFileSync(KUBECTL, ['kustomize', dir], {
+    encoding: 'utf8',
+    env: { ...process.env, HOME: tmpdir() },
+  });
   return parseAllDocuments(out).map((d, i) => {
     assert.equal(d.errors.length, 0, `document ${i} of ${dir}: ${d.errors.map((e) => e.message).join('; ')}`);
     return d.toJS() as Doc;
@@ -73,7 +76,12 @@ interface Container {
 }
 interface PodSpec {
   containers: Container[];
-  volumes: { name: string; hostPath?: { path: string; type?: string }; configMap?: { name: string }; emptyDir?: Obj }[];
+  volumes: {
+    name: string;
+    hostPath?: { path: string; type?: string };
+    configMap?: { name: string };
+    emptyDir?: Obj;
+  }[];
   [k: string]: unknown;
 }
 const podSpec = (ds: Doc): PodSpec => get(ds, 'spec.template.spec') as PodSpec;
@@ -107,7 +115,10 @@ function registeredMetricNames(): Set<string> {
   return names;
 }
 
-const ruleFiles = (): string[] => readdirSync(join(ROOT, 'rules')).filter((f) => f.endsWith('.yaml')).sort();
+const ruleFiles = (): string[] =>
+  readdirSync(join(ROOT, 'rules'))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
 
 describe('deploy/ kustomize', { skip }, () => {
   const base = skip ? [] : kustomize(join(ROOT, 'deploy/base'));
@@ -121,7 +132,11 @@ describe('deploy/ kustomize', { skip }, () => {
       assert.ok(docs.length > 0, `${label} rendered nothing`);
       const ids = new Set<string>();
       for (const d of docs) {
-        assert.equal(typeof d.apiVersion, 'string', `${label}: apiVersion of ${JSON.stringify(d).slice(0, 80)}`);
+        assert.equal(
+          typeof d.apiVersion,
+          'string',
+          `${label}: apiVersion of ${JSON.stringify(d).slice(0, 80)}`,
+        );
         assert.equal(typeof d.kind, 'string', `${label}: kind`);
         assert.equal(typeof d.metadata?.name, 'string', `${label}: metadata.name of a ${d.kind}`);
         const id = `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`;
@@ -150,7 +165,8 @@ describe('deploy/ kustomize', { skip }, () => {
 
   test('namespaced objects live in kube-system', () => {
     for (const d of overlay) {
-      if (d.kind.startsWith('Cluster')) assert.equal(d.metadata.namespace, undefined, `${d.kind} is cluster-scoped`);
+      if (d.kind.startsWith('Cluster'))
+        assert.equal(d.metadata.namespace, undefined, `${d.kind} is cluster-scoped`);
       else assert.equal(d.metadata.namespace, 'kube-system', `${d.kind}/${d.metadata.name}`);
     }
   });
@@ -161,16 +177,28 @@ describe('deploy/ kustomize', { skip }, () => {
       assert.equal(role.metadata.name, 'node-problem-detector');
       assert.deepEqual(role.rules, EXPECTED_RULES);
       assert.deepEqual(
-        docs.filter((d) => RBAC_KINDS.has(d.kind)).map((d) => d.kind).sort(),
+        docs
+          .filter((d) => RBAC_KINDS.has(d.kind))
+          .map((d) => d.kind)
+          .sort(),
         ['ClusterRole', 'ClusterRoleBinding'],
         'no other RBAC objects',
       );
       const binding = one(docs, 'ClusterRoleBinding');
-      assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-problem-detector' });
-      assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'node-problem-detector', namespace: 'kube-system' }]);
+      assert.deepEqual(binding.roleRef, {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'node-problem-detector',
+      });
+      assert.deepEqual(binding.subjects, [
+        { kind: 'ServiceAccount', name: 'node-problem-detector', namespace: 'kube-system' },
+      ]);
       const sa = one(docs, 'ServiceAccount');
       assert.equal(sa.metadata.name, 'node-problem-detector');
-      assert.equal(get(one(docs, 'DaemonSet'), 'spec.template.spec.serviceAccountName'), 'node-problem-detector');
+      assert.equal(
+        get(one(docs, 'DaemonSet'), 'spec.template.spec.serviceAccountName'),
+        'node-problem-detector',
+      );
     }
   });
 
@@ -182,13 +210,21 @@ describe('deploy/ kustomize', { skip }, () => {
 
   test('the taint component adds only `patch nodes`, bound to the same ServiceAccount', { skip }, () => {
     const docs = kustomizeWith(['taint']);
-    const extra = docs.filter((d) => RBAC_KINDS.has(d.kind) && d.metadata.name === 'node-problem-detector-taint');
+    const extra = docs.filter(
+      (d) => RBAC_KINDS.has(d.kind) && d.metadata.name === 'node-problem-detector-taint',
+    );
     assert.deepEqual(extra.map((d) => d.kind).sort(), ['ClusterRole', 'ClusterRoleBinding']);
     const role = one(docs, 'ClusterRole', 'node-problem-detector-taint');
     assert.deepEqual(role.rules, [{ apiGroups: [''], resources: ['nodes'], verbs: ['patch'] }]);
     const binding = one(docs, 'ClusterRoleBinding', 'node-problem-detector-taint');
-    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'node-problem-detector', namespace: 'kube-system' }]);
-    assert.deepEqual(one(docs, 'ClusterRole', 'node-problem-detector').rules, EXPECTED_RULES, 'base role unchanged');
+    assert.deepEqual(binding.subjects, [
+      { kind: 'ServiceAccount', name: 'node-problem-detector', namespace: 'kube-system' },
+    ]);
+    assert.deepEqual(
+      one(docs, 'ClusterRole', 'node-problem-detector').rules,
+      EXPECTED_RULES,
+      'base role unchanged',
+    );
   });
 
   test('deploy/base/rules/ holds byte-identical copies of rules/*.yaml (deploy/sync-rules.sh)', () => {
@@ -208,7 +244,11 @@ describe('deploy/ kustomize', { skip }, () => {
     const cms = base.filter((d) => d.kind === 'ConfigMap');
     assert.equal(cms.length, 1);
     const cm = cms[0]!;
-    assert.match(cm.metadata.name, /^node-problem-detector-rules-[a-z0-9]+$/, 'hash-suffixed, so a rules change rolls the pods');
+    assert.match(
+      cm.metadata.name,
+      /^node-problem-detector-rules-[a-z0-9]+$/,
+      'hash-suffixed, so a rules change rolls the pods',
+    );
     const data = cm.data as Record<string, string>;
     assert.deepEqual(Object.keys(data).sort(), ruleFiles());
     for (const f of ruleFiles()) assert.equal(data[f], readFileSync(join(ROOT, 'rules', f), 'utf8'), f);
@@ -219,17 +259,26 @@ describe('deploy/ kustomize', { skip }, () => {
   test('DaemonSet: pod-level settings', () => {
     const ds = one(base, 'DaemonSet');
     const spec = podSpec(ds);
-    assert.deepEqual(get(ds, 'spec.updateStrategy'), { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } });
+    assert.deepEqual(get(ds, 'spec.updateStrategy'), {
+      type: 'RollingUpdate',
+      rollingUpdate: { maxUnavailable: '10%' },
+    });
     assert.equal(spec.priorityClassName, 'system-node-critical');
     assert.deepEqual(spec.tolerations, [{ operator: 'Exists' }]);
     assert.deepEqual(spec.nodeSelector, { 'kubernetes.io/os': 'linux' });
-    for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'shareProcessNamespace']) assert.ok(!spec[k], `${k} must be off`);
+    for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'shareProcessNamespace'])
+      assert.ok(!spec[k], `${k} must be off`);
     assert.deepEqual(get(spec, 'securityContext.seccompProfile'), { type: 'RuntimeDefault' });
     const labels = get(ds, 'spec.template.metadata.labels') as Record<string, string>;
     for (const [k, v] of Object.entries(get(ds, 'spec.selector.matchLabels') as Record<string, string>)) {
       assert.equal(labels[k], v, `pod template carries selector label ${k}`);
     }
-    assert.equal(get(ds, 'spec.template.metadata.annotations')?.['cluster-autoscaler.kubernetes.io/enable-ds-eviction' as never], 'false');
+    assert.equal(
+      get(ds, 'spec.template.metadata.annotations')?.[
+        'cluster-autoscaler.kubernetes.io/enable-ds-eviction' as never
+      ],
+      'false',
+    );
   });
 
   test('DaemonSet: container security context', () => {
@@ -250,9 +299,13 @@ describe('deploy/ kustomize', { skip }, () => {
     const ds = one(base, 'DaemonSet');
     const spec = podSpec(ds);
     const c = agentContainer(ds);
-    const hostPaths = Object.fromEntries(spec.volumes.filter((v) => v.hostPath).map((v) => [v.name, v.hostPath!]));
+    const hostPaths = Object.fromEntries(
+      spec.volumes.filter((v) => v.hostPath).map((v) => [v.name, v.hostPath!]),
+    );
     assert.deepEqual(
-      Object.values(hostPaths).map((h) => `${h.path}:${h.type}`).sort(),
+      Object.values(hostPaths)
+        .map((h) => `${h.path}:${h.type}`)
+        .sort(),
       [
         '/dev/kmsg:CharDevice',
         '/etc/localtime:File',
@@ -269,7 +322,11 @@ describe('deploy/ kustomize', { skip }, () => {
       const expected = hp.path === '/etc/localtime' ? '/etc/localtime' : `${opts.options.hostRoot}${hp.path}`;
       assert.equal(m.mountPath, expected, `host ${hp.path} is seen at --host-root${hp.path}`);
     }
-    assert.equal(c.volumeMounts.filter((m) => hostPaths[m.name]).length, Object.keys(hostPaths).length, 'every hostPath is mounted');
+    assert.equal(
+      c.volumeMounts.filter((m) => hostPaths[m.name]).length,
+      Object.keys(hostPaths).length,
+      'every hostPath is mounted',
+    );
     const writable = c.volumeMounts.filter((m) => !m.readOnly).map((m) => m.mountPath);
     assert.deepEqual(writable, ['/tmp'], 'the only writable mount is the in-memory /tmp');
     const tmp = spec.volumes.find((v) => v.name === c.volumeMounts.find((m) => m.mountPath === '/tmp')?.name);
@@ -286,7 +343,9 @@ describe('deploy/ kustomize', { skip }, () => {
     const o = parsed.options;
     assert.equal(o.hostRoot, '/host');
     assert.equal(o.enableK8sExporter, true);
-    const configMount = c.volumeMounts.find((m) => m.name === podSpec(ds).volumes.find((v) => v.configMap)?.name);
+    const configMount = c.volumeMounts.find(
+      (m) => m.name === podSpec(ds).volumes.find((v) => v.configMap)?.name,
+    );
     assert.equal(configMount?.mountPath, '/config');
     const files = [...o.systemLogMonitors, ...o.customPluginMonitors, ...o.systemStatsMonitors];
     assert.ok(files.length > 0, 'at least one monitor config');
@@ -332,24 +391,34 @@ describe('deploy/ kustomize', { skip }, () => {
     const nodeOptions = c.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
     const heap = /--max-old-space-size=(\d+)/.exec(nodeOptions);
     assert.ok(heap, 'NODE_OPTIONS caps the V8 heap');
-    assert.ok(Number(heap[1]) < mi(limits.memory) - mi(requests.memory) / 2, 'heap cap leaves room for the rest of the process');
+    assert.ok(
+      Number(heap[1]) < mi(limits.memory) - mi(requests.memory) / 2,
+      'heap cap leaves room for the rest of the process',
+    );
   });
 
   test('images: base uses the package version; the example overlay rewrites the registry', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     assert.equal(agentContainer(one(base, 'DaemonSet')).image, `node-problem-detector:${pkg.version}`);
-    assert.match(agentContainer(one(overlay, 'DaemonSet')).image, /^[a-z0-9.-]+\/node-problem-detector:[\w.-]+$/);
+    assert.match(
+      agentContainer(one(overlay, 'DaemonSet')).image,
+      /^[a-z0-9.-]+\/node-problem-detector:[\w.-]+$/,
+    );
   });
 
   test('metrics component: Service and ServiceMonitor select the agent pods and the metrics port', () => {
     const ds = one(overlay, 'DaemonSet');
     const podLabels = get(ds, 'spec.template.metadata.labels') as Record<string, string>;
     const svc = one(overlay, 'Service');
-    for (const [k, v] of Object.entries(get(svc, 'spec.selector') as Record<string, string>)) assert.equal(podLabels[k], v);
+    for (const [k, v] of Object.entries(get(svc, 'spec.selector') as Record<string, string>))
+      assert.equal(podLabels[k], v);
     assert.equal(get(svc, 'spec.clusterIP'), 'None');
     assert.equal(get(svc, 'spec.publishNotReadyAddresses'), true);
     const ports = get(svc, 'spec.ports') as { name: string; port: number; targetPort: string }[];
-    assert.deepEqual(ports.map((p) => [p.name, p.port, p.targetPort]), [['metrics', 20257, 'metrics']]);
+    assert.deepEqual(
+      ports.map((p) => [p.name, p.port, p.targetPort]),
+      [['metrics', 20257, 'metrics']],
+    );
     assert.ok(agentContainer(ds).ports.some((p) => p.name === 'metrics'));
     const sm = one(overlay, 'ServiceMonitor');
     assert.equal(sm.apiVersion, 'monitoring.coreos.com/v1');
@@ -358,8 +427,14 @@ describe('deploy/ kustomize', { skip }, () => {
       assert.equal(svcLabels[k], v, `Service carries ${k}`);
     }
     const endpoints = get(sm, 'spec.endpoints') as { port: string; relabelings: Obj[] }[];
-    assert.deepEqual(endpoints.map((e) => e.port), ['metrics']);
-    assert.ok(endpoints[0]!.relabelings.some((r) => r.targetLabel === 'node'), 'adds the node label');
+    assert.deepEqual(
+      endpoints.map((e) => e.port),
+      ['metrics'],
+    );
+    assert.ok(
+      endpoints[0]!.relabelings.some((r) => r.targetLabel === 'node'),
+      'adds the node label',
+    );
     // The up{job=...} alert relies on the job label coming from this Service label.
     assert.equal(svcLabels[get(sm, 'spec.jobLabel') as string], 'node-problem-detector');
   });
@@ -369,7 +444,10 @@ describe('deploy/ kustomize', { skip }, () => {
     assert.equal(rule.apiVersion, 'monitoring.coreos.com/v1');
     const known = registeredMetricNames();
     assert.ok(known.has('problem_counter') && known.has('problem_gauge'), 'metric scan works');
-    const groups = get(rule, 'spec.groups') as { name: string; rules: { alert: string; expr: string; for?: string; labels: Obj }[] }[];
+    const groups = get(rule, 'spec.groups') as {
+      name: string;
+      rules: { alert: string; expr: string; for?: string; labels: Obj }[];
+    }[];
     const alerts = groups.flatMap((g) => g.rules);
     const used = new Set<string>();
     for (const a of alerts) {
@@ -380,7 +458,13 @@ describe('deploy/ kustomize', { skip }, () => {
         used.add(m[1]!);
       }
     }
-    for (const m of ['problem_gauge', 'problem_counter', 'npd_condition_sync_total', 'npd_monitor_healthy', 'npd_events_dropped_total']) {
+    for (const m of [
+      'problem_gauge',
+      'problem_counter',
+      'npd_condition_sync_total',
+      'npd_monitor_healthy',
+      'npd_events_dropped_total',
+    ]) {
       assert.ok(used.has(m), `an alert on ${m}`);
     }
   });

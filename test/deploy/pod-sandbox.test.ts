@@ -96,7 +96,12 @@ const q = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
  * A bash script, run under `unshare --mount`, that builds the pod's file system view in `sandbox` and
  * then execs `command` as uid 0 limited to `caps`.
  */
-function sandboxScript(pod: Pod, sandbox: string, caps: readonly string[], command: readonly string[]): string {
+function sandboxScript(
+  pod: Pod,
+  sandbox: string,
+  caps: readonly string[],
+  command: readonly string[],
+): string {
   const lines = ['set -euo pipefail'];
   for (const m of pod.mounts) {
     const v = pod.volumes.find((x) => x.name === m.name);
@@ -137,12 +142,21 @@ interface Running {
   stop(): Promise<void>;
 }
 
-async function runAgentInSandbox(pod: Pod, sandbox: string, caps: readonly string[], extraConfig?: string): Promise<Running> {
+async function runAgentInSandbox(
+  pod: Pod,
+  sandbox: string,
+  caps: readonly string[],
+  extraConfig?: string,
+): Promise<Running> {
   const [port, promPort] = [await freePort(), await freePort()];
   const drop = /^--(address|port|prometheus-address|prometheus-port|enable-k8s-exporter)=/;
   const args = pod.args
     .filter((a) => !drop.test(a))
-    .map((a) => a.replaceAll('/config/', `${join(sandbox, 'config')}/`).replace(/^--host-root=(.*)$/, (_, p: string) => `--host-root=${join(sandbox, p)}`))
+    .map((a) =>
+      a
+        .replaceAll('/config/', `${join(sandbox, 'config')}/`)
+        .replace(/^--host-root=(.*)$/, (_, p: string) => `--host-root=${join(sandbox, p)}`),
+    )
     .map((a) => (extraConfig && a.startsWith('--config.system-log-monitor=') ? `${a},${extraConfig}` : a));
   const command = [
     process.execPath,
@@ -190,7 +204,12 @@ async function runAgentInSandbox(pod: Pod, sandbox: string, caps: readonly strin
 }
 
 /** Runs a short node script in the sandbox with the given capabilities; returns its JSON output. */
-function probeInSandbox(pod: Pod, sandbox: string, caps: readonly string[], code: string): Record<string, string> {
+function probeInSandbox(
+  pod: Pod,
+  sandbox: string,
+  caps: readonly string[],
+  code: string,
+): Record<string, string> {
   const script = join(sandbox, `probe-${randomBytes(3).toString('hex')}.sh`);
   writeFileSync(script, sandboxScript(pod, sandbox, caps, [process.execPath, '-e', code]));
   const out = execFileSync('unshare', ['--mount', '--propagation', 'private', 'bash', script], {
@@ -213,7 +232,8 @@ describe('the DaemonSet pod, reproduced with a mount namespace and setpriv', { s
     sandbox = mkdtempSync(join(tmpdir(), 'npd-pod-'));
     chmodSync(sandbox, 0o755);
     execFileSync('mkdir', ['-p', join(sandbox, 'config')]);
-    for (const [file, text] of Object.entries(pod.configData)) writeFileSync(join(sandbox, 'config', file), text);
+    for (const [file, text] of Object.entries(pod.configData))
+      writeFileSync(join(sandbox, 'config', file), text);
     const configured = pod.args
       .filter((a) => a.startsWith('--config.'))
       .flatMap((a) => a.slice(a.indexOf('=') + 1).split(','))
@@ -240,27 +260,49 @@ describe('the DaemonSet pod, reproduced with a mount namespace and setpriv', { s
     const markerConfig = join(sandbox, 'config', `${marker}.yaml`);
     writeFileSync(
       markerConfig,
-      ['plugin: kmsg', `source: ${marker}`, 'rules:', '  - type: temporary', `    reason: ${reason}`, `    pattern: '${marker}: test line \\d+'`].join('\n'),
+      [
+        'plugin: kmsg',
+        `source: ${marker}`,
+        'rules:',
+        '  - type: temporary',
+        `    reason: ${reason}`,
+        `    pattern: '${marker}: test line \\d+'`,
+      ].join('\n'),
     );
     const agent = await runAgentInSandbox(pod, sandbox, pod.caps.add, markerConfig);
     try {
       for (const source of [...monitors, marker]) {
-        await waitFor(async () => (await metricValue(agent.metricsUrl, `npd_monitor_healthy{source="${source}"}`)) === 1, 20_000, agent.output);
+        await waitFor(
+          async () => (await metricValue(agent.metricsUrl, `npd_monitor_healthy{source="${source}"}`)) === 1,
+          20_000,
+          agent.output,
+        );
       }
       const health = await fetch(`${agent.statusUrl}/healthz`);
       assert.equal(health.status, 200, await health.text());
       writeFileSync('/dev/kmsg', `${marker}: test line 42\n`);
-      await waitFor(async () => (await metricValue(agent.metricsUrl, `problem_counter{reason="${reason}"}`)) === 1, 20_000, agent.output);
+      await waitFor(
+        async () => (await metricValue(agent.metricsUrl, `problem_counter{reason="${reason}"}`)) === 1,
+        20_000,
+        agent.output,
+      );
     } finally {
       await agent.stop();
     }
   });
 
-  test('without SYSLOG the kernel monitors cannot read /dev/kmsg (kernel.dmesg_restrict=1)', { skip: dmesgRestricted() ? false : 'kernel.dmesg_restrict is 0 here' }, async () => {
+  test('without SYSLOG the kernel monitors cannot read /dev/kmsg (kernel.dmesg_restrict=1)', {
+    skip: dmesgRestricted() ? false : 'kernel.dmesg_restrict is 0 here',
+  }, async () => {
     const caps = pod.caps.add.filter((c) => c !== 'SYSLOG');
     const agent = await runAgentInSandbox(pod, sandbox, caps);
     try {
-      await waitFor(async () => (await metricValue(agent.metricsUrl, 'npd_monitor_healthy{source="kernel-monitor"}')) === 0, 20_000, agent.output);
+      await waitFor(
+        async () =>
+          (await metricValue(agent.metricsUrl, 'npd_monitor_healthy{source="kernel-monitor"}')) === 0,
+        20_000,
+        agent.output,
+      );
     } finally {
       await agent.stop();
     }
@@ -306,7 +348,14 @@ describe('the DaemonSet pod, reproduced with a mount namespace and setpriv', { s
 });
 
 /** Capability numbers from linux/capability.h, for the names a pod spec may add here. */
-const CAP_BITS: Record<string, number> = { DAC_READ_SEARCH: 2, NET_ADMIN: 12, NET_RAW: 13, SYS_PTRACE: 19, SYS_ADMIN: 21, SYSLOG: 34 };
+const CAP_BITS: Record<string, number> = {
+  DAC_READ_SEARCH: 2,
+  NET_ADMIN: 12,
+  NET_RAW: 13,
+  SYS_PTRACE: 19,
+  SYS_ADMIN: 21,
+  SYSLOG: 34,
+};
 
 /** /proc/self/status CapEff for a set of capability names. */
 function capMask(names: readonly string[]): string {

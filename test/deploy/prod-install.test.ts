@@ -25,12 +25,24 @@ function hasGit(): boolean {
 }
 
 /** Runtime-stage facts read from the Dockerfile, so the test follows it. */
-function runtimeStage(): { workdir: string; env: Record<string, string>; entrypoint: string[]; copies: { from: 'build' | 'context'; src: string; dest: string }[] } {
+function runtimeStage(): {
+  workdir: string;
+  env: Record<string, string>;
+  entrypoint: string[];
+  copies: { from: 'build' | 'context'; src: string; dest: string }[];
+} {
   const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
-  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   const start = lines.findLastIndex((l) => /^FROM\s/i.test(l));
   const stage = lines.slice(start + 1);
-  const workdir = stage.filter((l) => /^WORKDIR\s/i.test(l)).at(-1)?.split(/\s+/)[1] ?? '/';
+  const workdir =
+    stage
+      .filter((l) => /^WORKDIR\s/i.test(l))
+      .at(-1)
+      ?.split(/\s+/)[1] ?? '/';
   const env: Record<string, string> = {};
   for (const l of stage.filter((x) => /^ENV\s/i.test(x))) {
     for (const kv of l.slice(4).trim().split(/\s+/)) {
@@ -80,10 +92,14 @@ describe('production install, as the image does it', { skip }, () => {
       tmp = mkdtempSync(join(tmpdir(), 'npd-prod-'));
       context = join(tmp, 'build');
       app = join(tmp, 'app');
-      const files = execFileSync('git', ['-C', ROOT, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-        encoding: 'utf8',
-        maxBuffer: 64 * 1024 * 1024,
-      })
+      const files = execFileSync(
+        'git',
+        ['-C', ROOT, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+        {
+          encoding: 'utf8',
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      )
         .split('\0')
         .filter((f) => f !== '' && existsSync(join(ROOT, f)));
       for (const f of files) {
@@ -96,7 +112,8 @@ describe('production install, as the image does it', { skip }, () => {
       cpSync(join(ROOT, 'dist'), join(context, 'dist'), { recursive: true });
       // The runtime stage's COPY lines; the build stage's WORKDIR is /build.
       for (const c of stage.copies) {
-        const src = c.from === 'build' ? join(context, c.src.replace(/^\/build\/?/, '')) : join(context, c.src);
+        const src =
+          c.from === 'build' ? join(context, c.src.replace(/^\/build\/?/, '')) : join(context, c.src);
         cpSync(src, join(app, c.dest), { recursive: true });
       }
     },
@@ -110,7 +127,8 @@ describe('production install, as the image does it', { skip }, () => {
   /** The image's ENTRYPOINT with /app mapped to the temp dir; tini only when this host has it. */
   const entrypoint = (): string[] => {
     let argv = stage.entrypoint.map((a) => a.replace(/^\/app(?=\/|$)/, app));
-    if (argv[0] === '/usr/bin/tini' && !existsSync('/usr/bin/tini')) argv = argv.slice(argv.indexOf('--') + 1);
+    if (argv[0] === '/usr/bin/tini' && !existsSync('/usr/bin/tini'))
+      argv = argv.slice(argv.indexOf('--') + 1);
     return argv.map((a) => (a === 'node' ? process.execPath : a));
   };
   const runtimeEnv = (): NodeJS.ProcessEnv => ({ ...env, ...stage.env });
@@ -122,38 +140,57 @@ describe('production install, as the image does it', { skip }, () => {
       dependencies: Record<string, string>;
       devDependencies: Record<string, string>;
     };
-    for (const dep of Object.keys(pkg.dependencies)) assert.ok(existsSync(join(app, 'node_modules', dep, 'package.json')), `${dep} installed`);
-    for (const dev of Object.keys(pkg.devDependencies)) assert.ok(!existsSync(join(app, 'node_modules', dev)), `dev dependency ${dev} absent`);
+    for (const dep of Object.keys(pkg.dependencies))
+      assert.ok(existsSync(join(app, 'node_modules', dep, 'package.json')), `${dep} installed`);
+    for (const dev of Object.keys(pkg.devDependencies))
+      assert.ok(!existsSync(join(app, 'node_modules', dev)), `dev dependency ${dev} absent`);
     assert.deepEqual(readdirSync(join(app, 'rules')).sort(), readdirSync(join(ROOT, 'rules')).sort());
   });
 
   test('the bundle external modules load from the production node_modules', () => {
     const bundle = readFileSync(join(app, 'dist/main.js'), 'utf8');
-    const externals = new Set([...bundle.matchAll(/(?:import\(|from\s*)"([^".][^"]*)"/g)].map((m) => m[1]!).filter((s) => !s.startsWith('node:')));
-    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const externals = new Set(
+      [...bundle.matchAll(/(?:import\(|from\s*)"([^".][^"]*)"/g)]
+        .map((m) => m[1]!)
+        .filter((s) => !s.startsWith('node:')),
+    );
+    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     // Externals that are not dependencies (pino-pretty: dev-only pretty logs) must be optional at runtime.
     const needed = [...externals].filter((s) => Object.hasOwn(pkg.dependencies, s));
     assert.ok(needed.length > 0, `externals: ${[...externals].join(', ')}`);
     const code = `for (const m of ${JSON.stringify(needed)}) await import(m); process.stdout.write('ok')`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: join(app, 'dist'), env: runtimeEnv(), encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: join(app, 'dist'),
+      env: runtimeEnv(),
+      encoding: 'utf8',
+    });
     assert.equal(out, 'ok');
   });
 
   test('ENTRYPOINT --version prints the package version', () => {
     const [cmd, ...rest] = entrypoint();
     const out = execFileSync(cmd!, [...rest, '--version'], { cwd: app, env: runtimeEnv(), encoding: 'utf8' });
-    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string })
+      .version;
     assert.equal(out.trim(), `node-problem-detector ${version}`);
   });
 
-  test('a standalone run with the image defaults serves /metrics with problem_counter', { timeout: 60_000 }, async () => {
+  test('a standalone run with the image defaults serves /metrics with problem_counter', {
+    timeout: 60_000,
+  }, async () => {
     const [port, promPort] = [await freePort(), await freePort()];
     const [cmd, ...rest] = entrypoint();
-    const child = spawn(cmd!, [...rest, '--enable-k8s-exporter=false', `--port=${port}`, `--prometheus-port=${promPort}`], {
-      cwd: app,
-      env: runtimeEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      cmd!,
+      [...rest, '--enable-k8s-exporter=false', `--port=${port}`, `--prometheus-port=${promPort}`],
+      {
+        cwd: app,
+        env: runtimeEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -175,7 +212,11 @@ describe('production install, as the image does it', { skip }, () => {
         () => out,
       );
       assert.match(metrics, /^# TYPE problem_counter counter$/m);
-      assert.match(metrics, /^problem_counter\{reason="OOMKilling"\} 0$/m, 'the image default rules (rules/kernel.yaml) are loaded');
+      assert.match(
+        metrics,
+        /^problem_counter\{reason="OOMKilling"\} 0$/m,
+        'the image default rules (rules/kernel.yaml) are loaded',
+      );
       const conditions = await (await fetch(`http://127.0.0.1:${port}/conditions`)).json();
       assert.ok(Array.isArray(conditions));
     } finally {

@@ -25,7 +25,11 @@ type ControlPlane = Awaited<ReturnType<Harness['startControlPlane']>>;
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const KUBECTL = '/usr/bin/kubectl';
 
-async function availability(): Promise<{ skip: string | false; harness?: Harness; binaries?: Awaited<ReturnType<Harness['ensureControlPlaneBinaries']>> }> {
+async function availability(): Promise<{
+  skip: string | false;
+  harness?: Harness;
+  binaries?: Awaited<ReturnType<Harness['ensureControlPlaneBinaries']>>;
+}> {
   if (!existsSync(KUBECTL)) return { skip: `${KUBECTL} not found` };
   let harness: Harness;
   try {
@@ -33,20 +37,30 @@ async function availability(): Promise<{ skip: string | false; harness?: Harness
   } catch (err) {
     return { skip: `control-plane harness unavailable: ${(err as Error).message.split('\n')[0]}` };
   }
-  if (typeof harness.startControlPlane !== 'function' || typeof harness.ensureControlPlaneBinaries !== 'function') {
+  if (
+    typeof harness.startControlPlane !== 'function' ||
+    typeof harness.ensureControlPlaneBinaries !== 'function'
+  ) {
     return { skip: 'control-plane harness does not export startControlPlane/ensureControlPlaneBinaries' };
   }
   try {
     return { skip: false, harness, binaries: await harness.ensureControlPlaneBinaries() };
   } catch (err) {
-    return { skip: `kube-apiserver/etcd binaries unavailable: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}` };
+    return {
+      skip: `kube-apiserver/etcd binaries unavailable: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`,
+    };
   }
 }
 
 const avail = await availability();
 if (avail.skip) process.stderr.write(`server-dry-run: skipped: ${avail.skip}\n`);
 
-type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: unknown };
+type Doc = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [k: string]: unknown;
+};
 
 function kustomize(dir: string): Doc[] {
   const out = execFileSync(KUBECTL, ['kustomize', dir], { encoding: 'utf8' });
@@ -100,7 +114,11 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
   let home: string;
 
   const dryRun = (docs: readonly Doc[]) =>
-    cp.kubectlResult(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], { input: toYaml(docs), home, timeoutMs: 120_000 });
+    cp.kubectlResult(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], {
+      input: toYaml(docs),
+      home,
+      timeoutMs: 120_000,
+    });
 
   /** kubectl prints one "<resource>/<name> created (server dry run)" line per object. */
   const assertAllAccepted = (docs: readonly Doc[], r: { code: number; stdout: string; stderr: string }) => {
@@ -119,9 +137,20 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     async () => {
       cp = await avail.harness!.startControlPlane({ binaries: avail.binaries! });
       home = mkdtempSync(join(tmpdir(), 'npd-kube-home-'));
-      const crds = [minimalCrd('ServiceMonitor', 'servicemonitors'), minimalCrd('PrometheusRule', 'prometheusrules')];
+      const crds = [
+        minimalCrd('ServiceMonitor', 'servicemonitors'),
+        minimalCrd('PrometheusRule', 'prometheusrules'),
+      ];
       await cp.kubectl(['apply', '-f', '-'], { input: toYaml(crds), home });
-      await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...crds.map((c) => `crd/${c.metadata.name}`)], { home });
+      await cp.kubectl(
+        [
+          'wait',
+          '--for=condition=Established',
+          '--timeout=60s',
+          ...crds.map((c) => `crd/${c.metadata.name}`),
+        ],
+        { home },
+      );
     },
     { timeout: 60 * 60_000 },
   );
@@ -148,7 +177,9 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
   });
 
   test('a dry run persists nothing', async () => {
-    const r = await cp.kubectlResult(['get', 'daemonset', '-n', 'kube-system', 'node-problem-detector'], { home });
+    const r = await cp.kubectlResult(['get', 'daemonset', '-n', 'kube-system', 'node-problem-detector'], {
+      home,
+    });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /NotFound|not found/);
   });

@@ -25,27 +25,30 @@ let gate: Gate;
 const id = marker('outage');
 const condition = `E2EOutage${id}`;
 
-before(async () => {
-  cp = await startControlPlane();
-  const dir = workDir();
-  gate = await readinessGate(cp.port);
-  const config = writeConfig(dir, 'outage.yaml', [
-    'plugin: kmsg',
-    `source: ${id}-monitor`,
-    'conditions:',
-    `  - type: ${condition}`,
-    '    reason: NoOutageProblem',
-    '    message: all good',
-    'rules:',
-    '  - type: permanent',
-    `    condition: ${condition}`,
-    '    reason: OutageProblem',
-    `    pattern: '${id}: controller failed'`,
-  ]);
-  const kubeconfig = kubeconfigVia(cp.agentKubeconfig, gate.port, dir);
-  agent = await startAgent(agentArgs(kubeconfig, cp.nodeName, [config]), { KUBECONFIG: '' });
-  await waitFor(async () => (await conditionOf(cp))?.status === 'False', 20_000, agent.output);
-}, { timeout: 60 * 60_000 });
+before(
+  async () => {
+    cp = await startControlPlane();
+    const dir = workDir();
+    gate = await readinessGate(cp.port);
+    const config = writeConfig(dir, 'outage.yaml', [
+      'plugin: kmsg',
+      `source: ${id}-monitor`,
+      'conditions:',
+      `  - type: ${condition}`,
+      '    reason: NoOutageProblem',
+      '    message: all good',
+      'rules:',
+      '  - type: permanent',
+      `    condition: ${condition}`,
+      '    reason: OutageProblem',
+      `    pattern: '${id}: controller failed'`,
+    ]);
+    const kubeconfig = kubeconfigVia(cp.agentKubeconfig, gate.port, dir);
+    agent = await startAgent(agentArgs(kubeconfig, cp.nodeName, [config]), { KUBECONFIG: '' });
+    await waitFor(async () => (await conditionOf(cp))?.status === 'False', 20_000, agent.output);
+  },
+  { timeout: 60 * 60_000 },
+);
 
 after(async () => {
   const code = await agent?.stop();
@@ -53,7 +56,9 @@ after(async () => {
   await cp?.stop({ failed: code !== 0 });
 });
 
-test('a 30 s apiserver outage: the agent keeps running and catches up after the restart', { timeout: 180_000 }, async () => {
+test('a 30 s apiserver outage: the agent keeps running and catches up after the restart', {
+  timeout: 180_000,
+}, async () => {
   gate.open = false;
   await cp.stopApiserver();
   kmsg(`${id}: controller failed`);
@@ -64,16 +69,26 @@ test('a 30 s apiserver outage: the agent keeps running and catches up after the 
   await cp.startApiserver();
   // A restarted apiserver answers /readyz before its RBAC cache has synced; until then it refuses the
   // agent with 403, which client-go (and so the agent) does not retry. Open once the agent is allowed.
-  await waitFor(async () => (await cp.request('GET', `/api/v1/nodes/${cp.nodeName}`, { token: cp.agentToken })).status === 200, 30_000);
+  await waitFor(
+    async () =>
+      (await cp.request('GET', `/api/v1/nodes/${cp.nodeName}`, { token: cp.agentToken })).status === 200,
+    30_000,
+  );
   gate.open = true;
   const restarted = Date.now();
   await waitFor(async () => (await conditionOf(cp))?.status === 'True', 15_000, agent.output);
   assert.ok(Date.now() - restarted <= 15_000);
   // Recorded during the outage, inside client-go's retry window (12 tries, about 110 s).
-  await waitFor(async () => {
-    const list = JSON.parse(await cp.kubectl(['get', 'events', '-n', 'default', '-o', 'json'])) as { items: KubeEventJson[] };
-    return list.items.some((e) => e.reason === 'OutageProblem' && e.source?.component === `${id}-monitor`);
-  }, 30_000, agent.output);
+  await waitFor(
+    async () => {
+      const list = JSON.parse(await cp.kubectl(['get', 'events', '-n', 'default', '-o', 'json'])) as {
+        items: KubeEventJson[];
+      };
+      return list.items.some((e) => e.reason === 'OutageProblem' && e.source?.component === `${id}-monitor`);
+    },
+    30_000,
+    agent.output,
+  );
 });
 
 async function conditionOf(cp: ControlPlane): Promise<{ status: string; reason?: string } | undefined> {

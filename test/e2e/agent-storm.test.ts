@@ -3,7 +3,18 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type ControlPlane, startControlPlane } from './harness/controlplane.ts';
-import { type AgentProcess, agentArgs, type KubeEventJson, kmsg, marker, metricValue, startAgent, waitFor, workDir, writeConfig } from './support.ts';
+import {
+  type AgentProcess,
+  agentArgs,
+  type KubeEventJson,
+  kmsg,
+  marker,
+  metricValue,
+  startAgent,
+  waitFor,
+  workDir,
+  writeConfig,
+} from './support.ts';
 
 const LINES = 500;
 /** client-go's spam filter: a bucket of 25 per source+object+type, refilled once per 300 s. */
@@ -13,18 +24,21 @@ let cp: ControlPlane;
 let agent: AgentProcess;
 const id = marker('storm');
 
-before(async () => {
-  cp = await startControlPlane();
-  const config = writeConfig(workDir(), 'storm.yaml', [
-    'plugin: kmsg',
-    `source: ${id}-monitor`,
-    'rules:',
-    '  - type: temporary',
-    '    reason: StormLine',
-    `    pattern: '${id}: link flapped on port \\d+'`,
-  ]);
-  agent = await startAgent(agentArgs(cp.agentKubeconfig, cp.nodeName, [config]), { KUBECONFIG: '' });
-}, { timeout: 60 * 60_000 });
+before(
+  async () => {
+    cp = await startControlPlane();
+    const config = writeConfig(workDir(), 'storm.yaml', [
+      'plugin: kmsg',
+      `source: ${id}-monitor`,
+      'rules:',
+      '  - type: temporary',
+      '    reason: StormLine',
+      `    pattern: '${id}: link flapped on port \\d+'`,
+    ]);
+    agent = await startAgent(agentArgs(cp.agentKubeconfig, cp.nodeName, [config]), { KUBECONFIG: '' });
+  },
+  { timeout: 60 * 60_000 },
+);
 
 after(async () => {
   const code = await agent?.stop();
@@ -47,7 +61,9 @@ test(`${LINES} identical lines in a burst make a bounded number of API writes wi
   assert.equal(cp.countAudit({ ...filter, verb: 'patch' }, mark), expectedPatches);
   const spam = await metricValue(agent.metricsUrl, `npd_events_spam_filtered_total{source="${id}-monitor"}`);
   assert.equal(spam, LINES - SPAM_BURST);
-  const events = JSON.parse(await cp.kubectl(['get', 'events', '-n', 'default', '-o', 'json'])) as { items: KubeEventJson[] };
+  const events = JSON.parse(await cp.kubectl(['get', 'events', '-n', 'default', '-o', 'json'])) as {
+    items: KubeEventJson[];
+  };
   const ours = events.items.filter((e) => e.reason === 'StormLine' && e.message === line);
   assert.equal(ours.length, 1, 'one Event object');
   assert.equal(ours[0]?.count, SPAM_BURST, 'the count of the last write that passed the spam filter');

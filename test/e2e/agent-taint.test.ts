@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { TAINTS_ANNOTATION } from '../../src/conditions/taint-plan.ts';
 import { CLUSTER_ROLE_FILE, type ControlPlane, startControlPlane } from './harness/controlplane.ts';
 import {
+  type AgentProcess,
   agentArgs,
   kmsg,
   marker,
@@ -42,6 +43,32 @@ async function node(cp: ControlPlane): Promise<NodeJson> {
 
 async function conditionStatus(cp: ControlPlane, type: string): Promise<string | undefined> {
   return (await node(cp)).status.conditions?.find((c) => c.type === type)?.status;
+}
+
+function ours(n: NodeJson): TaintJson | undefined {
+  return n.spec.taints?.find((t) => t.key === KEY && t.effect === 'NoSchedule');
+}
+
+/** Runs `body` against a fresh agent; keeps the control plane's logs when it fails. */
+async function withAgent(cp: ControlPlane, args: string[], body: (agent: AgentProcess) => Promise<void>) {
+  const agent = await startAgent(args, { KUBECONFIG: '' });
+  let failed = true;
+  try {
+    await body(agent);
+    failed = false;
+  } finally {
+    await agent.stop();
+    if (failed) cp.markFailed();
+  }
+}
+
+async function assertOneAddOneRemove(cp: ControlPlane, agent: AgentProcess): Promise<void> {
+  assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_changes_total{action="add"}'), 1);
+  assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_changes_total{action="remove"}'), 1);
+  assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_failures_total'), 0);
+  const patches = { user: TAINT_USER, resource: 'nodes', subresource: null, verb: 'patch' };
+  assert.equal(cp.countAudit({ ...patches, code: 200 }), 2, 'one add, one remove');
+  assert.equal(cp.countAudit({ user: TAINT_USER, code: 403 }), 0);
 }
 
 /** A kmsg monitor with one permanent rule for `type` that a second line recovers. */
@@ -105,14 +132,11 @@ describe('opt-in taint on condition', () => {
       ...agentArgs(kubeconfig, cp.nodeName, [monitorConfig(type, mark)]),
       `--taint-on-condition=${type}=${KEY}:NoSchedule`,
     ];
-    const agent = await startAgent(args, { KUBECONFIG: '' });
-    let failed = true;
-    try {
+    await withAgent(cp, args, async (agent) => {
       await waitFor(async () => (await conditionStatus(cp, type)) === 'False', 30_000, agent.output);
       assert.deepEqual((await node(cp)).spec.taints, foreign, 'False adds nothing');
 
       kmsg(`npd-taint-e2e ${mark} broken`);
-      const ours = (n: NodeJson) => n.spec.taints?.find((t) => t.key === KEY && t.effect === 'NoSchedule');
       await waitFor(async () => ours(await node(cp)) !== undefined, 30_000, agent.output);
       const tainted = await node(cp);
       assert.deepEqual(ours(tainted), { key: KEY, value: 'true', effect: 'NoSchedule' });
@@ -124,18 +148,8 @@ describe('opt-in taint on condition', () => {
       const recovered = await node(cp);
       assert.deepEqual(recovered.spec.taints, foreign, 'foreign taints, same key included, untouched');
       assert.equal(recovered.metadata.annotations?.[TAINTS_ANNOTATION], undefined);
-
-      assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_changes_total{action="add"}'), 1);
-      assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_changes_total{action="remove"}'), 1);
-      assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_failures_total'), 0);
-      const patches = { user: TAINT_USER, resource: 'nodes', subresource: null, verb: 'patch' };
-      assert.equal(cp.countAudit({ ...patches, code: 200 }), 2, 'one add, one remove');
-      assert.equal(cp.countAudit({ user: TAINT_USER, code: 403 }), 0);
-      failed = false;
-    } finally {
-      await agent.stop();
-      if (failed) cp.markFailed();
-    }
+      await assertOneAddOneRemove(cp, agent);
+    });
   });
 
   test('without the flag the agent never patches the Node object', { timeout: 120_000 }, async () => {
@@ -143,31 +157,16 @@ describe('opt-in taint on condition', () => {
     const kubeconfig = await cp.writeKubeconfig(PLAIN_USER, { clusterRole: ROLE });
     const type = 'TaintE2EUnflagged';
     const mark = marker('taint');
-    const agent = await startAgent(agentArgs(kubeconfig, cp.nodeName, [monitorConfig(type, mark)]), {
-      KUBECONFIG: '',
-    });
-    let failed = true;
-    try {
+    await withAgent(cp, agentArgs(kubeconfig, cp.nodeName, [monitorConfig(type, mark)]), async (agent) => {
       await waitFor(async () => (await conditionStatus(cp, type)) === 'False', 30_000, agent.output);
       kmsg(`npd-taint-e2e ${mark} broken`);
       await waitFor(async () => (await conditionStatus(cp, type)) === 'True', 30_000, agent.output);
       await new Promise((r) => setTimeout(r, 2_000));
-      assert.equal(
-        cp.countAudit({ user: PLAIN_USER, resource: 'nodes', subresource: null, verb: 'patch' }),
-        0,
-      );
-      assert.ok(
-        cp.countAudit({ user: PLAIN_USER, resource: 'nodes', subresource: 'status', verb: 'patch' }) > 0,
-      );
+      const patches = { user: PLAIN_USER, resource: 'nodes', verb: 'patch' };
+      assert.equal(cp.countAudit({ ...patches, subresource: null }), 0);
+      assert.ok(cp.countAudit({ ...patches, subresource: 'status' }) > 0, 'it did write the condition');
       assert.equal(await metricValue(agent.metricsUrl, 'npd_taint_changes_total{action="add"}'), undefined);
-      assert.equal(
-        (await node(cp)).spec.taints?.some((t) => t.key === KEY && t.effect === 'NoSchedule'),
-        false,
-      );
-      failed = false;
-    } finally {
-      await agent.stop();
-      if (failed) cp.markFailed();
-    }
+      assert.equal(ours(await node(cp)), undefined);
+    });
   });
 });

@@ -9,6 +9,7 @@ import {
   AGENT_USER,
   type ControlPlane,
   DEFAULT_NODE_NAME,
+  processGroupAlive,
   startControlPlane,
 } from './harness/controlplane.ts';
 

@@ -104,7 +104,10 @@ export async function readinessGate(upstreamPort: number): Promise<Gate> {
 
 /** A copy of a kubeconfig whose server points at another local port. */
 export function kubeconfigVia(kubeconfig: string, port: number, dir: string): string {
-  const text = readFileSync(kubeconfig, 'utf8').replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${port}`);
+  const text = readFileSync(kubeconfig, 'utf8').replace(
+    /server: https:\/\/127\.0\.0\.1:\d+/,
+    `server: https://127.0.0.1:${port}`,
+  );
   const file = join(dir, 'kubeconfig-via-gate');
   writeFileSync(file, text);
   return file;

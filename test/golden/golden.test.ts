@@ -45,7 +45,8 @@ for (const name of readdirSync(CASES).sort()) {
     const expectedFile = join(dir, 'expected.jsonl');
     if (process.env.UPDATE_GOLDEN === '1' || !existsSync(expectedFile)) {
       writeFileSync(expectedFile, stdout);
-      if (process.env.UPDATE_GOLDEN !== '1') assert.fail(`wrote missing ${expectedFile}; review it and rerun`);
+      if (process.env.UPDATE_GOLDEN !== '1')
+        assert.fail(`wrote missing ${expectedFile}; review it and rerun`);
     }
     const expected = readFileSync(expectedFile, 'utf8');
     assert.deepEqual(lines(stdout), lines(expected));

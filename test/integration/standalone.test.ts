@@ -15,7 +15,9 @@ function kmsgWritable(): boolean {
   }
 }
 
-test('standalone agent counts a marked kernel line written to the real /dev/kmsg', { skip: !kmsgWritable() }, async () => {
+test('standalone agent counts a marked kernel line written to the real /dev/kmsg', {
+  skip: !kmsgWritable(),
+}, async () => {
   const marker = `npdtest${randomBytes(6).toString('hex')}`;
   const reason = `Marker${marker}`;
   const dir = mkdtempSync(join(tmpdir(), 'npd-standalone-'));
@@ -52,12 +54,26 @@ test('standalone agent counts a marked kernel line written to the real /dev/kmsg
 test('a bad config exits 2 naming the file and field', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'npd-badconfig-'));
   const config = join(dir, 'bad.yaml');
-  writeFileSync(config, ['plugin: kmsg', 'bogus: 1', 'rules:', '  - type: permanent', '    reason: X', "    pattern: '(unclosed'"].join('\n'));
+  writeFileSync(
+    config,
+    [
+      'plugin: kmsg',
+      'bogus: 1',
+      'rules:',
+      '  - type: permanent',
+      '    reason: X',
+      "    pattern: '(unclosed'",
+    ].join('\n'),
+  );
   const { spawnSync } = await import('node:child_process');
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'src', 'main.ts'), `--config.system-log-monitor=${config}`], {
-    cwd: REPO,
-    encoding: 'utf8',
-  });
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(REPO, 'src', 'main.ts'), `--config.system-log-monitor=${config}`],
+    {
+      cwd: REPO,
+      encoding: 'utf8',
+    },
+  );
   assert.equal(run.status, 2);
   assert.match(run.stderr, new RegExp(`${config.replaceAll('/', '\\/')}: bogus: unknown key`));
   assert.match(run.stderr, /rules\[0\]\.pattern: invalid regex/);

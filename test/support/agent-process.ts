@@ -27,11 +27,21 @@ export interface AgentProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startAgent(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<AgentProcess> {
+export async function startAgent(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<AgentProcess> {
   const [port, promPort] = [await freePort(), await freePort()];
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(REPO, 'src', 'main.ts'), `--port=${port}`, `--prometheus-port=${promPort}`, ...args],
+    [
+      '--import',
+      'tsx',
+      join(REPO, 'src', 'main.ts'),
+      `--port=${port}`,
+      `--prometheus-port=${promPort}`,
+      ...args,
+    ],
     { cwd: REPO, env: { ...process.env, LOG_LEVEL: 'debug', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -52,7 +62,11 @@ export async function startAgent(args: readonly string[], env: NodeJS.ProcessEnv
       return exited;
     },
   };
-  await waitFor(async () => (await fetch(`${agent.statusUrl}/conditions`)).ok, 30_000, () => out);
+  await waitFor(
+    async () => (await fetch(`${agent.statusUrl}/conditions`)).ok,
+    30_000,
+    () => out,
+  );
   return agent;
 }
 

@@ -2,8 +2,9 @@
  * Builds the shipped runtime: one minified ESM bundle. Bundling cuts idle RSS (fewer modules to
  * compile and keep) and start-up time; native addons and optional dev-only modules stay external.
  */
-import { build } from 'esbuild';
+
 import { join } from 'node:path';
+import { build } from 'esbuild';
 
 const root = join(import.meta.dirname, '..', '..');
 

@@ -9,7 +9,7 @@
  * Only 127.0.0.1 is used. Every process runs in its own process group behind a tiny shell guard that
  * SIGKILLs the group when this Node.js process goes away, so a crashed test leaves no strays.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
@@ -424,7 +424,8 @@ class ManagedProcess {
     }
     await Promise.race([this.exitPromise, sleep(1000)]);
     this.child.stdin?.destroy();
-    if (processGroupAlive(this.pid)) throw new Error(`${this.name} (process group ${this.pid}) would not die`);
+    if (processGroupAlive(this.pid))
+      throw new Error(`${this.name} (process group ${this.pid}) would not die`);
     liveGroups.delete(this.pid);
   }
 }

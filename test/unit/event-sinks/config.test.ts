@@ -44,6 +44,10 @@ describe('event sink flags', () => {
     assert.equal(errors.join('\n').includes('secret'), false);
     const bad: string[] = [];
     parseHeaderFlags(['X-Bad: a\nb'], bad);
-    assert.deepEqual(bad, ['--event-webhook-header: invalid characters in X-Bad']);
+    parseHeaderFlags(['Content-Length: 5'], bad);
+    assert.deepEqual(bad, [
+      '--event-webhook-header: invalid characters in X-Bad',
+      '--event-webhook-header: Content-Length is set by the agent',
+    ]);
   });
 });

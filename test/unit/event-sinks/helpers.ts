@@ -11,7 +11,10 @@ export interface Received {
 }
 
 /** Answers a request now (status and headers), or returns undefined to hold it until release(). */
-export type Reply = (req: Received, index: number) => { status: number; headers?: Record<string, string> } | undefined;
+export type Reply = (
+  req: Received,
+  index: number,
+) => { status: number; headers?: Record<string, string> } | undefined;
 
 export interface TestServer {
   readonly url: string;
@@ -29,7 +32,12 @@ export async function startServer(reply: Reply): Promise<TestServer> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
+      const r = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      };
       requests.push(r);
       const answer = reply(r, requests.length - 1);
       if (!answer) held.push(res);

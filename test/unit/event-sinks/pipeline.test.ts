@@ -27,7 +27,11 @@ afterEach(async () => {
   await fsp.rm(dir, { recursive: true, force: true });
 });
 
-function build(extraWatchers: readonly ExtraSinkFactory[], clock = new FakeClock(), registry = new Registry()) {
+function build(
+  extraWatchers: readonly ExtraSinkFactory[],
+  clock = new FakeClock(),
+  registry = new Registry(),
+) {
   const api = new FakeSink();
   const pipeline = createEventPipeline({
     clock,
@@ -66,7 +70,9 @@ describe('createEventPipeline with extra sinks', () => {
     t.pipeline.recorderFor('docker-monitor').event('Warning', 'CorruptDockerImage', 'bad layer');
     await until(() => seen.length === 4, 'recording sink');
     await t.pipeline.shutdown(1000);
-    const kernelVerbs = t.api.calls.filter((c) => c.event.source.component === 'kernel-monitor').map((c) => c.verb);
+    const kernelVerbs = t.api.calls
+      .filter((c) => c.event.source.component === 'kernel-monitor')
+      .map((c) => c.verb);
     assert.deepEqual(kernelVerbs, ['create', 'patch', 'patch'], 'the API sink correlates repeats');
     const kernelSeen = seen.filter((e) => e.source.component === 'kernel-monitor');
     assert.deepEqual(
@@ -74,7 +80,10 @@ describe('createEventPipeline with extra sinks', () => {
       [1, 1, 1],
     );
     assert.equal(seen.filter((e) => e.source.component === 'docker-monitor').length, 1);
-    const lines = (await fsp.readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await fsp.readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(lines.length, 4);
     assert.equal(new Set(lines.map((l) => l.metadata.name)).size, 4, 'each occurrence keeps its own name');
   });

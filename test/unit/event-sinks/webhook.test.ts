@@ -7,7 +7,16 @@ import { persistWatcher } from '../../../src/sinks/persist-watcher.ts';
 import { WebhookSink, type WebhookSinkOptions } from '../../../src/sinks/webhook-sink.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
-import { captureLogger, drain, kubeEvent, metricValue, type Reply, startServer, type TestServer, until } from './helpers.ts';
+import {
+  captureLogger,
+  drain,
+  kubeEvent,
+  metricValue,
+  type Reply,
+  startServer,
+  type TestServer,
+  until,
+} from './helpers.ts';
 
 const SECRET = 'Bearer s3cr3t-token';
 let server: TestServer | undefined;
@@ -91,7 +100,9 @@ describe('WebhookSink', () => {
   });
 
   it('honours Retry-After on 429', async () => {
-    const t = await setup((_req, i) => (i === 0 ? { status: 429, headers: { 'Retry-After': '7' } } : { status: 200 }));
+    const t = await setup((_req, i) =>
+      i === 0 ? { status: 429, headers: { 'Retry-After': '7' } } : { status: 200 },
+    );
     const done = t.sink.write(kubeEvent());
     await until(async () => (await t.metric('writes', { result: 'failure' })) === 1, '429');
     await drain();
@@ -122,7 +133,10 @@ describe('WebhookSink', () => {
       finished = true;
     });
     for (let n = 1; !finished; n++) {
-      await until(async () => finished || (await t.metric('writes', { result: 'failure' })) === n, `attempt ${n}`);
+      await until(
+        async () => finished || (await t.metric('writes', { result: 'failure' })) === n,
+        `attempt ${n}`,
+      );
       await drain();
       t.clock.advance(30_000);
     }
@@ -143,7 +157,10 @@ describe('WebhookSink', () => {
 
   it('grows the backoff exponentially up to the cap', async () => {
     const t = await setup(ok, { baseDelayMs: 1000, maxDelayMs: 5000, random: () => 1 });
-    assert.deepEqual([1, 2, 3, 4, 5].map((n) => t.sink.delayAfter(n, undefined)), [1000, 2000, 4000, 5000, 5000]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map((n) => t.sink.delayAfter(n, undefined)),
+      [1000, 2000, 4000, 5000, 5000],
+    );
     assert.equal(t.sink.delayAfter(1, 600_000), 60_000, 'Retry-After is capped');
   });
 });
@@ -152,7 +169,12 @@ describe('WebhookSink behind a persist watcher', () => {
   it('drops and counts events beyond its queue, and drops what is left when the grace period ends', async () => {
     const t = await setup(() => undefined, { timeoutMs: 60_000 });
     const b = new Broadcaster<KubeEvent>({ registry: t.registry, logger: silentLogger(), source: 'kernel' });
-    const attach = persistWatcher(t.sink, { clock: t.clock, registry: t.registry, logger: silentLogger(), queueLength: 2 });
+    const attach = persistWatcher(t.sink, {
+      clock: t.clock,
+      registry: t.registry,
+      logger: silentLogger(),
+      queueLength: 2,
+    });
     const watcher = attach(b, 'kernel');
     for (let i = 0; i < 5; i++) b.actionOrDrop(kubeEvent({ message: `m${i}` }));
     await until(() => t.srv.requests.length === 1, 'first request');

@@ -48,6 +48,27 @@ describe('TaintController', () => {
     controller.stop();
   });
 
+  it('waits for the startup hold, so a restored True does not flap a taint it added before a restart', async () => {
+    let resume = () => {};
+    const hold = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    const { api, controller, advance } = setup({
+      taints: [NOT_READY, OUR_TAINT],
+      annotations: { [TAINTS_ANNOTATION]: OURS },
+      extra: { hold },
+    });
+    controller.observe(cond('False'));
+    await advance(60_000);
+    assert.equal(api.calls.length, 0);
+    controller.observe(cond('True'));
+    resume();
+    await advance();
+    assert.deepEqual(api.taints, [NOT_READY, OUR_TAINT]);
+    assert.deepEqual(api.patches(), []);
+    controller.stop();
+  });
+
   it('never touches foreign taints, including one with our key and another effect', async () => {
     const foreign = [
       {
