@@ -47,6 +47,7 @@ export class LogRuleEngine {
   private readonly lastHit = new Map<string, number>();
   private readonly prefilter: Prefilter;
   private readonly startedAt: number;
+  private readonly watchesEveryLine: boolean;
 
   constructor(config: LogMonitorConfig, startedAt: number) {
     this.config = config;
@@ -54,6 +55,8 @@ export class LogRuleEngine {
     this.buffer = new LogBuffer(config.bufferSize);
     this.rules = config.rules.map(compileRule);
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
+    this.watchesEveryLine =
+      this.rules.some((r) => r.recover !== undefined || r.revert !== undefined) || this.prefilter.none.some((c) => c);
     this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
     for (const c of config.conditions) {
       this.state.set(c.type, {
@@ -88,8 +91,10 @@ export class LogRuleEngine {
 
   process(line: LogLine): EngineResult | undefined {
     this.buffer.push(line);
-    const step: Step = { events: [], gauges: [] };
     const candidates = this.prefilter.candidates(line.message);
+    // The common case: no rule can match and none watches for recovery lines.
+    if (candidates === this.prefilter.none && !this.watchesEveryLine) return undefined;
+    const step: Step = { events: [], gauges: [] };
     for (let i = 0; i < this.rules.length; i++) {
       const rule = this.rules[i] as CompiledRule;
       if (candidates[i] || rule.recover || rule.revert) this.apply(rule, line, step);
