@@ -3,13 +3,16 @@ import { ConditionManager } from './conditions/manager.ts';
 import { Ownership, type StartupPlan } from './conditions/ownership.ts';
 import { TaintController } from './conditions/taint.ts';
 import type { Options } from './config/options.ts';
-import type { EventDispatcher } from './events/dispatcher.ts';
+import type { EventDispatcher, RecorderSource } from './events/dispatcher.ts';
 import { KubeClient } from './k8s/client.ts';
 import { resolveConnection } from './k8s/config.ts';
 import { NodeInfo } from './k8s/node-info.ts';
 import { KubeNodeStatusWriter } from './k8s/node-status-writer.ts';
-import { createEventPipeline, type EventPipeline, nodeRef } from './recorder/index.ts';
+import { createEventPipeline, type EventPipelineOptions, nodeRef } from './recorder/index.ts';
 import { KubeEventSink } from './sinks/k8s-event-sink.ts';
+import { KubeEventsV1Sink } from './sinks/k8s-events-v1-sink.ts';
+import { TypedEventsV1Sink } from './sinks/k8s-events-v1-typed.ts';
+import { createEventsV1Pipeline } from './recorder/events-v1-pipeline.ts';
 import { createPersistSinks } from './sinks/persist-config.ts';
 import type { Clock } from './util/clock.ts';
 import type { Logger } from './util/logger.ts';
@@ -106,7 +109,7 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
   const startedAt = clock.now();
   const taints = createTaints(deps, client, startup);
   const persist = createPersistSinks(options, { clock, registry, logger });
-  let pipeline: EventPipeline | undefined;
+  let pipeline: EventOutlet | undefined;
   return {
     mode: 'kubernetes',
     conditions,
@@ -117,17 +120,7 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
     ...(taints ? { taints } : {}),
     attachEvents(dispatcher) {
       void startup.then((plan) => {
-        const uid = nodeInfo.uid() ?? '';
-        pipeline = createEventPipeline({
-          clock,
-          registry,
-          logger,
-          sink: options.writeEvents ? new KubeEventSink(client) : undefined,
-          node: nodeRef(options.nodeName, uid),
-          host: options.nodeName,
-          namespace: options.eventNamespace || 'default',
-          extraWatchers: persist.watchers,
-        });
+        pipeline = apiEvents(deps, client, nodeInfo.uid() ?? '', persist.watchers);
         dispatcher.attach(pipeline, {
           watermarks: plan?.watermarks,
           startedAt,
@@ -146,6 +139,29 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
       client.close();
     },
   };
+}
+
+/** Where the dispatcher records events, and how they are flushed at shutdown. */
+interface EventOutlet extends RecorderSource {
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/** core/v1 events through client-go's correlator (NPD's choice), or events.k8s.io/v1 series. */
+function apiEvents(
+  deps: ExporterDeps,
+  client: KubeClient,
+  uid: string,
+  extraWatchers: EventPipelineOptions['extraWatchers'],
+): EventOutlet {
+  const { options, clock, registry, logger } = deps;
+  const common = { clock, registry, logger, host: options.nodeName, namespace: options.eventNamespace || 'default' };
+  const node = nodeRef(options.nodeName, uid);
+  if (options.writeEvents && options.eventsApi === 'events.k8s.io') {
+    const sink = new TypedEventsV1Sink(new KubeEventsV1Sink(client));
+    return createEventsV1Pipeline({ ...common, sink, node });
+  }
+  const sink = options.writeEvents ? new KubeEventSink(client) : undefined;
+  return createEventPipeline({ ...common, sink, node, extraWatchers });
 }
 
 /** Opt-in: without --taint-on-condition nothing is built, so no `patch nodes` request can happen. */

@@ -1,12 +1,11 @@
 import type { Counter, Registry } from 'prom-client';
 import { counter } from '../metrics/registry.ts';
 import { type RecorderMetrics, recorderMetrics } from '../recorder/metrics.ts';
-import type { EventRecorder } from '../recorder/recorder.ts';
 import type { ProblemEvent } from '../types.ts';
 
 /** The recorders, available once the Node's UID is known (events without it are invisible to kubectl). */
 export interface RecorderSource {
-  recorderFor(source: string): EventRecorder;
+  recorderFor(source: string): { event(type: 'Normal' | 'Warning', reason: string, message: string): unknown };
 }
 
 export interface AttachOptions {

@@ -1,0 +1,76 @@
+import type { Registry } from 'prom-client';
+import type { Clock } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+import { type EventsV1Sink, makeEventsV1Event, type V1ObjectReference } from './events-v1.ts';
+import { EventsV1Recorder } from './events-v1-recorder.ts';
+import { recorderMetrics } from './metrics.ts';
+import { monotonicNanos } from './names.ts';
+import type { EventType } from './types.ts';
+
+export interface EventsV1PipelineOptions {
+  readonly clock: Clock;
+  readonly registry: Registry;
+  readonly logger: Logger;
+  readonly sink: EventsV1Sink;
+  readonly node: V1ObjectReference;
+  readonly host: string;
+  readonly namespace: string;
+}
+
+const QUEUE_LIMIT = 1000;
+
+interface SourceQueue {
+  readonly recorder: EventsV1Recorder;
+  readonly queue: (() => Promise<void>)[];
+  running: boolean;
+}
+
+/**
+ * --events-api=events.k8s.io: one tools/events recorder per source. Recording never blocks: each
+ * source has a bounded queue drained one event at a time, like the core/v1 watcher.
+ */
+export function createEventsV1Pipeline(opts: EventsV1PipelineOptions) {
+  const nanos = monotonicNanos(opts.clock);
+  const dropped = recorderMetrics(opts.registry).dropped;
+  const sources = new Map<string, SourceQueue>();
+  const queueFor = (source: string): SourceQueue => {
+    let q = sources.get(source);
+    if (!q) {
+      const recorder = new EventsV1Recorder({ ...opts, source });
+      recorder.start();
+      q = { recorder, queue: [], running: false };
+      sources.set(source, q);
+    }
+    return q;
+  };
+  const drain = async (q: SourceQueue) => {
+    q.running = true;
+    for (let next = q.queue.shift(); next; next = q.queue.shift()) await next();
+    q.running = false;
+  };
+  return {
+    recorderFor(source: string) {
+      return {
+        event(type: EventType, reason: string, message: string): boolean {
+          const q = queueFor(source);
+          if (q.queue.length >= QUEUE_LIMIT) {
+            dropped.inc({ point: 'watcher', source, watcher: 'events-v1' });
+            return false;
+          }
+          const init = { regarding: opts.node, type, reason, action: reason, note: message };
+          const ev = makeEventsV1Event(
+            { ...init, reportingController: source, reportingInstance: opts.host, namespace: opts.namespace },
+            opts.clock.now(),
+            nanos(),
+          );
+          q.queue.push(() => q.recorder.record(ev));
+          if (!q.running) void drain(q);
+          return true;
+        },
+      };
+    },
+    async shutdown(): Promise<void> {
+      for (const q of sources.values()) q.recorder.stop();
+    },
+  };
+}
