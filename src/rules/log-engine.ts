@@ -56,7 +56,8 @@ export class LogRuleEngine {
     this.rules = config.rules.map(compileRule);
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
     this.watchesEveryLine =
-      this.rules.some((r) => r.recover !== undefined || r.revert !== undefined) || this.prefilter.none.some((c) => c);
+      this.rules.some((r) => r.recover !== undefined || r.revert !== undefined) ||
+      this.prefilter.none.some((c) => c);
     this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
     for (const c of config.conditions) {
       this.state.set(c.type, {

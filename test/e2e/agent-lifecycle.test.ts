@@ -57,8 +57,9 @@ function lifecycleConfig(extraConditions: string[] = [], extraRules: string[] = 
     '    reason: ClockJumped',
     `    pattern: '${id}: clock jumped'`,
     '  - type: temporary',
-    '    reason: GPUXid${xid}',
-    '    message: GPU Xid $xid on ${pci}',
+    // Go template syntax for the agent, not JavaScript placeholders.
+    `    reason: GPUXid$\{xid}`,
+    `    message: GPU Xid $xid on $\{pci}`,
     `    pattern: '${id}: NVRM: Xid \\(PCI:(?P<pci>[0-9a-f:.]+)\\): (?P<xid>\\d+), .*'`,
     ...extraRules,
   ]);
@@ -204,7 +205,7 @@ describe('restarts and ownership', () => {
 
   test('condition types no longer configured are deleted from the Node', { timeout: 120_000 }, async () => {
     const withExtra = lifecycleConfig([
-      '  - type: Legacy' + id,
+      `  - type: Legacy${id}`,
       '    reason: LegacyOK',
       '    message: legacy',
     ]);
