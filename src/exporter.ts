@@ -8,11 +8,11 @@ import { KubeClient } from './k8s/client.ts';
 import { resolveConnection } from './k8s/config.ts';
 import { NodeInfo } from './k8s/node-info.ts';
 import { KubeNodeStatusWriter } from './k8s/node-status-writer.ts';
+import { createEventsV1Pipeline } from './recorder/events-v1-pipeline.ts';
 import { createEventPipeline, type EventPipelineOptions, nodeRef } from './recorder/index.ts';
 import { KubeEventSink } from './sinks/k8s-event-sink.ts';
 import { KubeEventsV1Sink } from './sinks/k8s-events-v1-sink.ts';
 import { TypedEventsV1Sink } from './sinks/k8s-events-v1-typed.ts';
-import { createEventsV1Pipeline } from './recorder/events-v1-pipeline.ts';
 import { createPersistSinks } from './sinks/persist-config.ts';
 import type { Clock } from './util/clock.ts';
 import type { Logger } from './util/logger.ts';
@@ -154,14 +154,36 @@ function apiEvents(
   extraWatchers: EventPipelineOptions['extraWatchers'],
 ): EventOutlet {
   const { options, clock, registry, logger } = deps;
-  const common = { clock, registry, logger, host: options.nodeName, namespace: options.eventNamespace || 'default' };
+  const common = {
+    clock,
+    registry,
+    logger,
+    host: options.nodeName,
+    namespace: options.eventNamespace || 'default',
+  };
   const node = nodeRef(options.nodeName, uid);
   if (options.writeEvents && options.eventsApi === 'events.k8s.io') {
     const sink = new TypedEventsV1Sink(new KubeEventsV1Sink(client));
-    return createEventsV1Pipeline({ ...common, sink, node });
+    // The v1 series go to the API; a sink-less core pipeline still logs and persists every occurrence.
+    return tee(
+      createEventsV1Pipeline({ ...common, sink, node }),
+      createEventPipeline({ ...common, node, extraWatchers }),
+    );
   }
   const sink = options.writeEvents ? new KubeEventSink(client) : undefined;
   return createEventPipeline({ ...common, sink, node, extraWatchers });
+}
+
+function tee(api: EventOutlet, local: EventOutlet): EventOutlet {
+  return {
+    recorderFor(source) {
+      const targets = [api.recorderFor(source), local.recorderFor(source)];
+      return { event: (type, reason, message) => targets.map((t) => t.event(type, reason, message)) };
+    },
+    async shutdown(graceMs) {
+      await Promise.all([api.shutdown(graceMs), local.shutdown(graceMs)]);
+    },
+  };
 }
 
 /** Opt-in: without --taint-on-condition nothing is built, so no `patch nodes` request can happen. */

@@ -57,6 +57,7 @@ const condition = z.strictObject({
   type: z.string().min(1),
   reason: z.string().min(1),
   message: z.string(),
+  aggregate: z.boolean().optional(),
 });
 
 const rule = z.strictObject({

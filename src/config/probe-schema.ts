@@ -18,7 +18,12 @@ export interface ProbeMonitorConfig {
   readonly probes: readonly ProbeSpec[];
 }
 
-const condition = z.strictObject({ type: z.string().min(1), reason: z.string().min(1), message: z.string() });
+const condition = z.strictObject({
+  type: z.string().min(1),
+  reason: z.string().min(1),
+  message: z.string(),
+  aggregate: z.boolean().optional(),
+});
 
 const top = z.strictObject({
   plugin: z.literal('probe'),
