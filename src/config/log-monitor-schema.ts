@@ -3,7 +3,14 @@ import { unknownReferences } from '../rules/template.ts';
 import type { ConfigIssue } from './errors.ts';
 import { formatPath } from './errors.ts';
 import type { ConfigKind } from './load.ts';
-import { deepFreeze, goDuration, isRecord, re2Pattern, toConfigIssues } from './schema-kit.ts';
+import {
+  conditionFields,
+  deepFreeze,
+  goDuration,
+  isRecord,
+  re2Pattern,
+  toConfigIssues,
+} from './schema-kit.ts';
 import type { LogMonitorConfig } from './types.ts';
 
 /** pluginConfig keys each log plugin understands; NPD's filelog needs all three of its keys. */
@@ -18,13 +25,7 @@ const PLUGIN_KEYS: Readonly<
   },
 };
 
-const condition = z.strictObject({
-  type: z.string().min(1),
-  reason: z.string().min(1),
-  message: z.string(),
-  clearAfter: goDuration.optional(),
-  aggregate: z.boolean().optional(),
-});
+const condition = z.strictObject({ ...conditionFields, clearAfter: goDuration.optional() });
 
 const rule = z.strictObject({
   type: z.enum(['temporary', 'permanent']),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ConfigIssue } from './errors.ts';
 import { formatPath } from './errors.ts';
 import type { ConfigKind } from './load.ts';
-import { deepFreeze, goDuration, isRecord, toConfigIssues } from './schema-kit.ts';
+import { conditionFields, deepFreeze, goDuration, isRecord, toConfigIssues } from './schema-kit.ts';
 import type { ConditionConfig, RuleType } from './types.ts';
 
 export interface PluginRuleConfig {
@@ -53,12 +53,7 @@ const pluginConfig = z.strictObject({
   splay: goDuration.default(0),
 });
 
-const condition = z.strictObject({
-  type: z.string().min(1),
-  reason: z.string().min(1),
-  message: z.string(),
-  aggregate: z.boolean().optional(),
-});
+const condition = z.strictObject(conditionFields);
 
 const rule = z.strictObject({
   type: z.enum(['temporary', 'permanent']),

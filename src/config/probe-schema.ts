@@ -3,7 +3,7 @@ import { probeKinds } from '../monitors/probe-kinds.ts';
 import type { ProbeKind, ProbeSpec } from '../probes/kind.ts';
 import { type ConfigIssue, formatPath } from './errors.ts';
 import type { ConfigKind } from './load.ts';
-import { deepFreeze, goDuration, isRecord } from './schema-kit.ts';
+import { conditionFields, deepFreeze, goDuration, isRecord } from './schema-kit.ts';
 import type { ConditionConfig } from './types.ts';
 
 /** A validated probe-monitor config. Durations are milliseconds; disabled probes are dropped. */
@@ -18,12 +18,7 @@ export interface ProbeMonitorConfig {
   readonly probes: readonly ProbeSpec[];
 }
 
-const condition = z.strictObject({
-  type: z.string().min(1),
-  reason: z.string().min(1),
-  message: z.string(),
-  aggregate: z.boolean().optional(),
-});
+const condition = z.strictObject(conditionFields);
 
 const top = z.strictObject({
   plugin: z.literal('probe'),

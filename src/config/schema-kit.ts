@@ -24,6 +24,15 @@ export const re2Pattern = z.string().superRefine((text, ctx) => {
   if (err) ctx.addIssue({ code: 'custom', message: `invalid regex: ${err}` });
 });
 
+/** The fields every monitor kind's `conditions[]` entries share. */
+export const conditionFields = {
+  type: z.string().min(1),
+  reason: z.string().min(1),
+  message: z.string(),
+  /** Another config file may report this type too; the worst status wins. */
+  aggregate: z.boolean().optional(),
+};
+
 /** Converts zod issues into file-and-field issues, spelling unknown keys out one by one. */
 export function toConfigIssues(file: string, error: z.ZodError): ConfigIssue[] {
   const out: ConfigIssue[] = [];

@@ -100,7 +100,11 @@ function metricsConfigs(section: StatsSection) {
     .superRefine((configs, ctx) => {
       for (const id of Object.keys(configs)) {
         if (known.includes(id)) continue;
-        ctx.addIssue({ code: 'custom', path: [id], message: `unknown metric ID; one of: ${known.join(', ')}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [id],
+          message: `unknown metric ID; one of: ${known.join(', ')}`,
+        });
       }
     });
 }

@@ -1,6 +1,7 @@
-import type { ConditionConfig, LogMonitorConfig, LogRuleConfig } from '../config/types.ts';
+import type { LogMonitorConfig, LogRuleConfig } from '../config/types.ts';
 import type { Condition, LogLine, ProblemEvent, Status } from '../types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
+import { ConditionTable } from './condition-table.ts';
 import { FrequencyWindow } from './frequency.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { type CompiledPattern, compilePattern } from './pattern.ts';
@@ -42,32 +43,20 @@ export class LogRuleEngine {
   private readonly config: LogMonitorConfig;
   private readonly buffer: LogBuffer;
   private readonly rules: readonly CompiledRule[];
-  private readonly defaults: ReadonlyMap<string, ConditionConfig>;
-  private readonly state = new Map<string, Condition>();
+  private readonly table: ConditionTable;
   private readonly lastHit = new Map<string, number>();
   private readonly prefilter: Prefilter;
-  private readonly startedAt: number;
   private readonly watchesEveryLine: boolean;
 
   constructor(config: LogMonitorConfig, startedAt: number) {
     this.config = config;
-    this.startedAt = startedAt;
     this.buffer = new LogBuffer(config.bufferSize);
     this.rules = config.rules.map(compileRule);
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
     this.watchesEveryLine =
       this.rules.some((r) => r.recover !== undefined || r.revert !== undefined) ||
       this.prefilter.none.some((c) => c);
-    this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
-    for (const c of config.conditions) {
-      this.state.set(c.type, {
-        type: c.type,
-        status: 'False',
-        transition: startedAt,
-        reason: c.reason,
-        message: c.message,
-      });
-    }
+    this.table = new ConditionTable(config.conditions, startedAt);
   }
 
   /** NPD publishes the default conditions before reading any log. */
@@ -76,7 +65,7 @@ export class LogRuleEngine {
   }
 
   conditions(): Condition[] {
-    return [...this.state.values()];
+    return this.table.all();
   }
 
   /**
@@ -84,10 +73,7 @@ export class LogRuleEngine {
    * it since start (a lookback replay knows better than the Node).
    */
   restore(condition: Condition, opts: { force?: boolean } = {}): void {
-    const current = this.state.get(condition.type);
-    if (current && (opts.force || (current.status === 'False' && current.transition === this.startedAt))) {
-      this.state.set(condition.type, condition);
-    }
+    this.table.restore(condition, opts.force);
   }
 
   process(line: LogLine): EngineResult | undefined {
@@ -112,9 +98,9 @@ export class LogRuleEngine {
         this.clear(cond, now, step);
       }
     }
-    for (const [type, def] of this.defaults) {
+    for (const [type, def] of this.table.defaultsInOrder()) {
       const since = this.lastHit.get(type);
-      const active = this.state.get(type)?.status === 'True';
+      const active = this.table.get(type)?.status === 'True';
       if (
         active &&
         def.clearAfterMs !== undefined &&
@@ -156,25 +142,25 @@ export class LogRuleEngine {
   }
 
   private raise(type: string, reason: string, message: string, at: number, step: Step): void {
-    const current = this.state.get(type);
+    const current = this.table.get(type);
     if (!current) return;
     if (current.status === 'True' && current.reason === reason) return;
-    this.state.set(type, { type, status: 'True', transition: at, reason, message });
+    this.table.set({ type, status: 'True', transition: at, reason, message });
     step.events.push(conditionChangeEvent(type, 'True', reason, message, at));
     step.gauges.push({ type, reason, active: true });
   }
 
   private clear(type: string, at: number, step: Step): void {
-    const current = this.state.get(type);
-    const def = this.defaults.get(type);
+    const current = this.table.get(type);
+    const def = this.table.default(type);
     if (!current || !def || current.status === 'False') return;
-    this.state.set(type, { type, status: 'False', transition: at, reason: def.reason, message: def.message });
+    this.table.set({ type, status: 'False', transition: at, reason: def.reason, message: def.message });
     step.events.push(conditionChangeEvent(type, 'False', def.reason, def.message, at));
     step.gauges.push({ type, reason: current.reason, active: false });
   }
 
   private isActive(type: string, reason: string): boolean {
-    const c = this.state.get(type);
+    const c = this.table.get(type);
     return c?.status === 'True' && c.reason === reason;
   }
 

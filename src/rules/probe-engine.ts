@@ -1,6 +1,7 @@
 import type { ConditionConfig, RuleType } from '../config/types.ts';
 import type { Condition, ConditionStatus, ProblemEvent, Status } from '../types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
+import { ConditionTable } from './condition-table.ts';
 import type { EngineResult, GaugeChange } from './log-engine.ts';
 
 /** NPD's plugin protocol: exit 0 is OK, 1 is NonOK, anything else Unknown. Probes use it too. */
@@ -38,23 +39,11 @@ const TO_CONDITION: Readonly<Record<ProbeStatus, ConditionStatus>> = {
  */
 export class ProbeRuleEngine {
   private readonly config: ProbeEngineConfig;
-  private readonly defaults: ReadonlyMap<string, ConditionConfig>;
-  private readonly state = new Map<string, Condition>();
-  private readonly startedAt: number;
+  private readonly table: ConditionTable;
 
   constructor(config: ProbeEngineConfig, startedAt: number) {
     this.config = config;
-    this.startedAt = startedAt;
-    this.defaults = new Map(config.conditions.map((c) => [c.type, c]));
-    for (const c of config.conditions) {
-      this.state.set(c.type, {
-        type: c.type,
-        status: 'False',
-        transition: startedAt,
-        reason: c.reason,
-        message: c.message,
-      });
-    }
+    this.table = new ConditionTable(config.conditions, startedAt);
   }
 
   initialStatus(): Status {
@@ -62,15 +51,12 @@ export class ProbeRuleEngine {
   }
 
   conditions(): Condition[] {
-    return [...this.state.values()];
+    return this.table.all();
   }
 
   /** Resumes a condition from the Node after a restart, unless a result already changed it. */
   restore(condition: Condition): void {
-    const current = this.state.get(condition.type);
-    if (current && current.status === 'False' && current.transition === this.startedAt) {
-      this.state.set(condition.type, condition);
-    }
+    this.table.restore(condition);
   }
 
   /** Applies one batch of results; like NPD it always re-sends the full condition list. */
@@ -100,14 +86,14 @@ export class ProbeRuleEngine {
   }
 
   private transition(r: ProbeResult, type: string, now: number): ProblemEvent | undefined {
-    const current = this.state.get(type);
-    const def = this.defaults.get(type);
+    const current = this.table.get(type);
+    const def = this.table.default(type);
     if (!current || !def) return undefined;
     const status = TO_CONDITION[r.status];
     const next = nextCondition(current, status, r, def, this.config.messageChangeUpdates ?? false);
     if (!next) return undefined;
     const updated: Condition = { type, status, transition: now, reason: next.reason, message: next.message };
-    this.state.set(type, updated);
+    this.table.set(updated);
     return conditionChangeEvent(type, status, updated.reason, updated.message, now);
   }
 }

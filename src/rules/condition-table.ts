@@ -1,0 +1,53 @@
+import type { ConditionConfig } from '../config/types.ts';
+import type { Condition } from '../types.ts';
+
+/**
+ * A monitor's conditions: each starts False with its default reason and message (as NPD publishes
+ * them before anything is read), and can resume from what the Node showed after a restart.
+ */
+export class ConditionTable {
+  private readonly state = new Map<string, Condition>();
+  private readonly defaults: ReadonlyMap<string, ConditionConfig>;
+  private readonly startedAt: number;
+
+  constructor(conditions: readonly ConditionConfig[], startedAt: number) {
+    this.startedAt = startedAt;
+    this.defaults = new Map(conditions.map((c) => [c.type, c]));
+    for (const c of conditions) this.state.set(c.type, toDefault(c, startedAt));
+  }
+
+  get(type: string): Condition | undefined {
+    return this.state.get(type);
+  }
+
+  default(type: string): ConditionConfig | undefined {
+    return this.defaults.get(type);
+  }
+
+  defaultsInOrder(): IterableIterator<[string, ConditionConfig]> {
+    return this.defaults.entries();
+  }
+
+  set(condition: Condition): void {
+    if (this.state.has(condition.type)) this.state.set(condition.type, condition);
+  }
+
+  all(): Condition[] {
+    return [...this.state.values()];
+  }
+
+  /**
+   * Resumes an owned condition from the Node unless something already changed it since start (a
+   * lookback replay or a probe result knows better than the Node); `force` is for reloads.
+   */
+  restore(condition: Condition, force = false): void {
+    const current = this.state.get(condition.type);
+    if (current && (force || (current.status === 'False' && current.transition === this.startedAt))) {
+      this.state.set(condition.type, condition);
+    }
+  }
+}
+
+function toDefault(c: ConditionConfig, at: number): Condition {
+  return { type: c.type, status: 'False', transition: at, reason: c.reason, message: c.message };
+}
