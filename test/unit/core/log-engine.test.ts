@@ -1,14 +1,12 @@
+/**
+ * LogRuleEngine: how matched lines become events and condition changes, as in NPD's system-log-monitor.
+ * Frequency (count/window) rules have their own file, log-engine-frequency.test.ts.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ConditionConfig, LogMonitorConfig, LogRuleConfig } from '../../../src/config/types.ts';
-import { LogRuleEngine } from '../../../src/rules/log-engine.ts';
+import type { LogRuleConfig } from '../../../src/config/types.ts';
+import { DEADLOCK, engine, line, T0 } from './log-engine-helpers.ts';
 
-const T0 = Date.UTC(2026, 0, 1, 12);
-const DEADLOCK: ConditionConfig = {
-  type: 'KernelDeadlock',
-  reason: 'KernelHasNoDeadlock',
-  message: 'kernel has no deadlock',
-};
 const DOCKER_HUNG: LogRuleConfig = {
   type: 'permanent',
   condition: 'KernelDeadlock',
@@ -16,31 +14,6 @@ const DOCKER_HUNG: LogRuleConfig = {
   pattern: 'task docker:\\w+ blocked for more than \\w+ seconds\\.',
 };
 const HUNG_LINE = 'task docker:7 blocked for more than 120 seconds.';
-
-function engine(
-  rules: LogRuleConfig[],
-  conditions: ConditionConfig[] = [DEADLOCK],
-  bufferSize = 10,
-): LogRuleEngine {
-  const config: LogMonitorConfig = {
-    kind: 'system-log',
-    file: 'k.json',
-    plugin: 'kmsg',
-    pluginConfig: {},
-    logPath: '',
-    lookbackMs: 0,
-    delayMs: 0,
-    skipList: [],
-    bufferSize,
-    source: 'kernel-monitor',
-    metricsReporting: true,
-    conditions,
-    rules,
-  };
-  return new LogRuleEngine(config, T0);
-}
-
-const line = (message: string, timestamp = T0 + 1000) => ({ timestamp, message });
 
 describe('LogRuleEngine (NPD system-log-monitor, npd.md §4.1)', () => {
   it('starts with every declared condition False with its defaults', () => {
@@ -245,67 +218,5 @@ describe('LogRuleEngine (NPD system-log-monitor, npd.md §4.1)', () => {
       [['KernelDeadlock', 'True', 'old']],
     );
     assert.equal(e.process(line(HUNG_LINE)), undefined);
-  });
-});
-
-describe('LogRuleEngine frequency rules (count/window, like NPD log-counter)', () => {
-  const FREQ: LogRuleConfig = {
-    type: 'permanent',
-    condition: 'KernelDeadlock',
-    reason: 'FrequentHung',
-    pattern: 'hung \\d+',
-    count: 3,
-    windowMs: 60_000,
-    revertPattern: 'unhung',
-  };
-
-  it('raises a permanent condition at the count-th match within the window, dated by that match', () => {
-    const e = engine([FREQ]);
-    assert.equal(e.process(line('hung 1', T0)), undefined);
-    assert.equal(e.process(line('hung 2', T0 + 10_000)), undefined);
-    const r = e.process(line('hung 3', T0 + 20_000));
-    assert.equal(r?.status.conditions[0]?.status, 'True');
-    assert.equal(r?.status.conditions[0]?.transition, T0 + 20_000);
-    assert.equal(r?.status.conditions[0]?.message, 'hung 3');
-  });
-
-  it('does not count matches that fell out of the window', () => {
-    const e = engine([FREQ]);
-    e.process(line('hung 1', T0));
-    e.process(line('hung 2', T0 + 30_000));
-    assert.equal(e.process(line('hung 3', T0 + 60_000)), undefined); // the first is exactly a window old
-    assert.ok(e.process(line('hung 4', T0 + 61_000)));
-  });
-
-  it('lets a revertPattern match cancel a counted match', () => {
-    const e = engine([FREQ]);
-    e.process(line('hung 1', T0));
-    e.process(line('hung 2', T0 + 1));
-    assert.equal(e.process(line('unhung', T0 + 2)), undefined);
-    assert.equal(e.process(line('hung 3', T0 + 3)), undefined);
-    assert.ok(e.process(line('hung 4', T0 + 4)));
-  });
-
-  it('clears the permanent condition on tick() once the window holds fewer than count matches', () => {
-    const e = engine([FREQ]);
-    for (let i = 0; i < 3; i++) e.process(line(`hung ${i}`, T0 + i * 1000));
-    assert.equal(e.tick(T0 + 60_000 - 1), undefined);
-    const r = e.tick(T0 + 60_000);
-    assert.equal(r?.status.conditions[0]?.status, 'False');
-    assert.deepEqual(r?.gauges, [{ type: 'KernelDeadlock', reason: 'FrequentHung', active: false }]);
-  });
-
-  it('reports a temporary frequency rule once per burst, then counts afresh', () => {
-    const e = engine([
-      { type: 'temporary', reason: 'Flapping', pattern: 'link down', count: 2, windowMs: 60_000 },
-    ]);
-    assert.equal(e.process(line('eth0 link down', T0)), undefined);
-    const r = e.process(line('eth1 link down', T0 + 1));
-    assert.deepEqual(
-      r?.status.events.map((ev) => [ev.reason, ev.message, ev.timestamp]),
-      [['Flapping', 'eth1 link down', T0 + 1]],
-    );
-    assert.equal(e.process(line('eth0 link down', T0 + 2)), undefined);
-    assert.ok(e.process(line('eth0 link down', T0 + 3)));
   });
 });

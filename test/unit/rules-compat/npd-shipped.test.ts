@@ -1,7 +1,8 @@
 /**
  * NPD compatibility of the shipped rule set: NPD's own system-log-monitor JSON files load unchanged,
  * and each gives the same replay results as our YAML equivalent on the lines NPD's rules cover. Our
- * YAML files are supersets; the lines NPD misses are listed with the fix that catches them.
+ * YAML files are supersets: the lines NPD misses are in npd-misses.test.ts, and the log-counter
+ * replacements in npd-counters.test.ts.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -10,37 +11,9 @@ import { describe, it } from 'node:test';
 import { loadConfigs } from '../../../src/config/load.ts';
 import { systemLogConfigKind } from '../../../src/config/log-monitor-schema.ts';
 import type { LogMonitorConfig } from '../../../src/config/types.ts';
-import type { ReplayLine } from '../../../src/replay/parse-input.ts';
 import { type ReplayRecord, replay } from '../../../src/replay/replay.ts';
 import { compilePattern } from '../../../src/rules/pattern.ts';
-import { parseGoDuration } from '../../../src/util/duration.ts';
-
-const ROOT = join(import.meta.dirname, '..', '..', '..');
-const NPD_DIR = join(ROOT, 'test', 'fixtures', 'npd-config');
-const START = Date.UTC(2026, 0, 1);
-
-function load(file: string): LogMonitorConfig {
-  const [loaded] = loadConfigs([{ file }], [systemLogConfigKind]);
-  assert.ok(loaded, file);
-  return loaded.config as LogMonitorConfig;
-}
-const npd = (name: string) => load(join(NPD_DIR, name));
-const ours = (name: string) => load(join(ROOT, 'rules', name));
-
-function durationMs(text: string | undefined): number {
-  const ms = parseGoDuration(text ?? '');
-  assert.ok(typeof ms === 'number', String(ms));
-  return ms;
-}
-
-function rawJson(name: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(NPD_DIR, name), 'utf8')) as Record<string, unknown>;
-}
-
-/** One line per second, so frequency windows and event order are deterministic. */
-function lines(messages: readonly string[]): ReplayLine[] {
-  return messages.map((message, i) => ({ timestamp: START + i * 1000, message }));
-}
+import { lines, NPD_DIR, npd, ours, ROOT, rawJson, START } from './support.ts';
 
 function matchesAnyRule(config: LogMonitorConfig, message: string): boolean {
   return config.rules.some((r) => compilePattern(r.pattern).exec(message) !== undefined);
@@ -98,7 +71,7 @@ describe('NPD shipped system-log-monitor configs', () => {
 
 /**
  * Lines in the wording NPD's rules were written for, plus lines they do not cover; only the covered
- * ones are compared (the rest are in the golden cases and in the "NPD misses" table below).
+ * ones are compared (the rest are in the golden cases and in npd-misses.test.ts).
  */
 const KERNEL_SAMPLES = [
   // NPD's kernel log samples (test/kernel_log_generator/problems)
@@ -175,7 +148,7 @@ const PAIRS: { npd: string; ours: string; input: readonly string[] }[] = [
   },
   {
     // Replay does not run filelog's message extraction, so NPD's rule sees whole lines here; on a real
-    // node it never matches (see the test at the end).
+    // node it never matches (see npd-misses.test.ts).
     npd: 'disk-log-message-filelog.json',
     ours: 'disk.yaml',
     input: [
@@ -212,184 +185,6 @@ describe('our YAML gives NPD results on the lines NPD covers', () => {
       const expected = replay([theirs], covered, START);
       assert.ok(expected.length > 0);
       assert.deepEqual(restrict(replay([mine], covered, START), theirs), expected);
-    });
-  }
-});
-
-/** Real lines NPD's shipped configs miss, and the YAML rule that catches each. */
-const NPD_MISSES: { npd: string; ours: string; reason: string; line: string; why: string }[] = [
-  {
-    npd: 'systemd-monitor.json',
-    ours: 'systemd.yaml',
-    reason: 'KubeletStart',
-    line: 'Started kubelet: The Kubernetes Node Agent.',
-    why: 'systemd 249 names units by Description only (kubeadm packages)',
-  },
-  {
-    npd: 'systemd-monitor.json',
-    ours: 'systemd.yaml',
-    reason: 'KubeletStart',
-    line: 'Started Kubernetes Kubelet.',
-    why: 'Amazon Linux EKS AMI Description',
-  },
-  {
-    npd: 'docker-monitor.json',
-    ours: 'docker.yaml',
-    reason: 'DockerContainerStartupFailure',
-    line: 'time="2026-01-01T00:03:00Z" level=error msg="Handler for POST /v1.24/containers/8d1e4c3b2a19/start returned error: OCI runtime start failed: container process is already dead: unknown"',
-    why: "the journal MESSAGE ends with logrus' closing quote",
-  },
-  {
-    npd: 'docker-monitor.json',
-    ours: 'docker.yaml',
-    reason: 'CorruptDockerImage',
-    line: 'time="2026-01-01T00:01:00Z" level=error msg="Not continuing with pull after error: failed to register layer: rename /var/lib/docker/image/overlay2/layerdb/tmp/write-set-491823049 /var/lib/docker/image/overlay2/layerdb/sha256/6b5ca7b5f1c5: directory not empty"',
-    why: 'Docker without the v1-registry fallback has no "Error trying v2 registry" prefix',
-  },
-  {
-    npd: 'kernel-monitor.json',
-    ours: 'kernel.yaml',
-    reason: 'UnregisterNetDevice',
-    line: 'unregister_netdevice: waiting for flannel.1 to become free. Usage count = 2',
-    why: '\\w+ does not match interface names with dots',
-  },
-];
-
-describe('lines NPD misses', () => {
-  for (const miss of NPD_MISSES) {
-    it(`${miss.ours} catches ${miss.reason}: ${miss.why}`, () => {
-      const input = lines([miss.line]);
-      const reasonsOf = (c: LogMonitorConfig) => replay([c], input, START).map((r) => r.reason);
-      assert.ok(!reasonsOf(npd(miss.npd)).includes(miss.reason), 'NPD matches after all');
-      assert.ok(reasonsOf(ours(miss.ours)).includes(miss.reason));
-    });
-  }
-
-  it('disk.yaml keeps the sector count that NPD’s filelog message regex cuts off', () => {
-    const line =
-      'Jan  5 04:12:44 node-1 smartd[812]: Device: /dev/sdb [SAT], 128 Currently unreadable (pending) sectors';
-    const extract = (config: LogMonitorConfig) => filelogMessage(line, config.pluginConfig.message as string);
-    const theirs = npd('disk-log-message-filelog.json');
-    const mine = ours('disk.yaml');
-    assert.equal(extract(theirs), 'Currently unreadable (pending) sectors');
-    assert.equal(
-      compilePattern(theirs.rules[0]?.pattern as string).exec(extract(theirs) as string),
-      undefined,
-    );
-    assert.equal(extract(mine), 'Device: /dev/sdb [SAT], 128 Currently unreadable (pending) sectors');
-    assert.ok(compilePattern(mine.rules[0]?.pattern as string).exec(extract(mine) as string));
-    // the message regex still filters the rest of /var/log/messages out, as NPD's does
-    assert.equal(
-      filelogMessage(
-        'Jan  5 04:12:45 node-1 systemd[1]: Started Session 4 of User core.',
-        mine.pluginConfig.message as string,
-      ),
-      undefined,
-    );
-  });
-});
-
-/**
- * NPD's filelog translator: the message is the last submatch of pluginConfig.message (the whole match
- * when the regex has no group), found anywhere in the line. `(re).*` anchored at the end finds the same
- * leftmost match, since `.*` to the end of a line always succeeds.
- */
-function filelogMessage(line: string, messageRegex: string): string | undefined {
-  const m = compilePattern(`((?:${messageRegex})).*`).exec(line);
-  if (!m) return undefined;
-  const submatches = m.groups.slice(1);
-  return submatches[submatches.length - 1] ?? '';
-}
-
-/**
- * NPD's log-counter custom-plugin configs (plugin "custom", loaded by the custom-plugin kind) and the
- * native frequency rules that replace them: same condition, reason, count and window.
- */
-const COUNTERS: {
-  npd: string;
-  ours: string;
-  samples: Record<string, { pattern: string; revert?: string }>;
-}[] = [
-  {
-    npd: 'kernel-monitor-counter.json',
-    ours: 'kernel-counter.yaml',
-    samples: {
-      FrequentUnregisterNetDevice: {
-        pattern: 'unregister_netdevice: waiting for eth0 to become free. Usage count = 1',
-      },
-    },
-  },
-  {
-    npd: 'docker-monitor-counter.json',
-    ours: 'docker-counter.yaml',
-    samples: {
-      CorruptDockerOverlay2: {
-        pattern:
-          'Handler for GET /v1.41/containers/3f6b9a2c1d7e/json returned error: readlink /var/lib/docker/overlay2/l/QX3ZK7Y2MNVH4JKL5P6R7T8W9A: invalid argument',
-      },
-    },
-  },
-  {
-    npd: 'systemd-monitor-counter.json',
-    ours: 'systemd-counter.yaml',
-    samples: {
-      FrequentKubeletRestart: {
-        pattern: 'Started kubelet.service - kubelet: The Kubernetes Node Agent.',
-        revert: 'Stopping kubelet.service - kubelet: The Kubernetes Node Agent...',
-      },
-      FrequentDockerRestart: {
-        pattern: 'Starting docker.service - Docker Application Container Engine...',
-        revert: 'Stopping docker.service - Docker Application Container Engine...',
-      },
-      FrequentContainerdRestart: {
-        pattern: 'Starting containerd.service - containerd container runtime...',
-        revert: 'Stopping containerd.service - containerd container runtime...',
-      },
-    },
-  },
-];
-
-describe('native frequency rules replace NPD’s log-counter configs', () => {
-  for (const counter of COUNTERS) {
-    it(`${counter.ours} replaces ${counter.npd}`, () => {
-      const raw = rawJson(counter.npd);
-      assert.equal(raw.plugin, 'custom');
-      const mine = ours(counter.ours);
-      assert.equal(mine.source, raw.source);
-      assert.deepEqual(
-        mine.conditions.map((c) => [c.type, c.reason, c.message]),
-        (raw.conditions as Record<string, unknown>[]).map((c) => [c.type, c.reason, c.message]),
-      );
-      for (const npdRule of raw.rules as {
-        condition: string;
-        reason: string;
-        path: string;
-        args: string[];
-      }[]) {
-        assert.match(npdRule.path, /\/log-counter$/);
-        const flag = (name: string) =>
-          npdRule.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-        const rule = mine.rules.find((r) => r.condition === npdRule.condition);
-        assert.ok(rule, `no rule for ${npdRule.condition}`);
-        assert.equal(rule.type, 'permanent');
-        assert.equal(rule.reason, npdRule.reason);
-        assert.equal(rule.count, Number(flag('count')));
-        assert.equal(rule.windowMs, durationMs(flag('lookback')));
-        assert.ok(mine.lookbackMs >= (rule.windowMs ?? 0), 'lookback must cover the window after a restart');
-        const delay = flag('delay');
-        if (delay) assert.ok(mine.delayMs >= durationMs(delay));
-        const sample = counter.samples[npdRule.condition];
-        assert.ok(sample, `no sample for ${npdRule.condition}`);
-        for (const [ourPattern, npdPattern, line] of [
-          [rule.pattern, flag('pattern'), sample.pattern],
-          [rule.revertPattern, flag('revert-pattern'), sample.revert],
-        ]) {
-          assert.equal(ourPattern === undefined, npdPattern === undefined);
-          if (ourPattern === undefined || npdPattern === undefined || line === undefined) continue;
-          assert.ok(compilePattern(npdPattern).exec(line), `NPD's pattern misses the sample "${line}"`);
-          assert.ok(compilePattern(ourPattern).exec(line), `our pattern misses "${line}"`);
-        }
-      }
     });
   }
 });

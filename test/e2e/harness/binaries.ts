@@ -1,0 +1,41 @@
+/**
+ * Building / finding the control-plane binaries. build.sh does the (slow, cached) Go builds; this
+ * module only runs it and reads the KEY=value lines it prints.
+ */
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { run, tail } from './processes.ts';
+import type { ControlPlaneBinaries } from './types.ts';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const BUILD_SCRIPT = path.join(REPO_ROOT, 'test/e2e/controlplane/build.sh');
+
+/** Runs build.sh (a no-op after the first build) and returns the binaries it reports. */
+export async function ensureControlPlaneBinaries(
+  log?: (line: string) => void,
+): Promise<ControlPlaneBinaries> {
+  const { code, stdout, stderr } = await run('bash', [BUILD_SCRIPT], {
+    timeoutMs: 60 * 60_000,
+    env: process.env,
+    onStderr: log,
+  });
+  if (code !== 0) {
+    throw new Error(`${BUILD_SCRIPT} failed (exit ${code}):\n${tail(stderr, 40)}`);
+  }
+  const vars = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(line.trim());
+    if (m?.[1] !== undefined && m[2] !== undefined) vars.set(m[1], m[2]);
+  }
+  const need = (k: string): string => {
+    const v = vars.get(k);
+    if (!v) throw new Error(`${BUILD_SCRIPT} printed no ${k}=…:\n${stdout}`);
+    return v;
+  };
+  return {
+    kubeApiserver: need('KUBE_APISERVER'),
+    etcd: need('ETCD'),
+    kubernetesVersion: need('KUBERNETES_VERSION'),
+    etcdVersion: need('ETCD_VERSION'),
+  };
+}
