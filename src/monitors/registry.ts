@@ -10,6 +10,7 @@ import type { LogSource } from './log-source.ts';
 import type { Monitor } from './monitor.ts';
 import { probeMonitorType } from './probe-monitor.ts';
 import { SystemLogMonitor } from './system-log-monitor.ts';
+import { systemStatsMonitorType } from './system-stats.ts';
 
 /** A monitor type: the config it accepts and how to build a monitor from it. */
 export interface MonitorType<C = unknown> {
@@ -43,5 +44,6 @@ export function monitorTypes(): readonly MonitorType[] {
     systemLogMonitor as MonitorType,
     customPluginMonitorType as MonitorType,
     probeMonitorType as MonitorType,
+    systemStatsMonitorType as MonitorType,
   ];
 }
