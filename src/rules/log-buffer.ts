@@ -12,23 +12,28 @@ export interface BufferMatch {
  * is built lazily once per push, and single-line patterns never pay for it.
  */
 export class LogBuffer {
-  private readonly lines: LogLine[] = [];
+  /** A ring: pushing never moves the other lines. */
+  private readonly ring: (LogLine | undefined)[];
+  private next = 0;
+  private count = 0;
   private joined: string | undefined;
-  private readonly size: number;
+  private ordered: LogLine[] | undefined;
 
   constructor(size: number) {
     if (size < 1) throw new RangeError('bufferSize must be at least 1');
-    this.size = size;
+    this.ring = new Array<LogLine | undefined>(size).fill(undefined);
   }
 
   push(line: LogLine): void {
-    this.lines.push(line);
-    if (this.lines.length > this.size) this.lines.shift();
+    this.ring[this.next] = line;
+    this.next = (this.next + 1) % this.ring.length;
+    if (this.count < this.ring.length) this.count++;
     this.joined = undefined;
+    this.ordered = undefined;
   }
 
   newest(): LogLine | undefined {
-    return this.lines[this.lines.length - 1];
+    return this.ring[(this.next - 1 + this.ring.length) % this.ring.length];
   }
 
   match(pattern: CompiledPattern): BufferMatch | undefined {
@@ -38,19 +43,31 @@ export class LogBuffer {
       const match = pattern.exec(last.message);
       return match ? { lines: [last], match } : undefined;
     }
-    this.joined ??= this.lines.map((l) => l.message).join('\n');
+    const lines = this.lines();
+    this.joined ??= lines.map((l) => l.message).join('\n');
     const match = pattern.exec(this.joined);
-    return match ? { lines: this.linesFrom(match.start), match } : undefined;
+    return match ? { lines: linesFrom(lines, match.start), match } : undefined;
   }
 
-  /** The lines from the one holding `start` to the newest; as in NPD, a line owns the "\n" before it. */
-  private linesFrom(start: number): LogLine[] {
-    let offset = 0;
-    for (let i = 0; i < this.lines.length; i++) {
-      const lineEnd = offset + (this.lines[i] as LogLine).message.length;
-      if (lineEnd > start) return this.lines.slice(i);
-      offset = lineEnd + 1;
-    }
-    return this.lines.slice(-1);
+  /** Oldest first. */
+  private lines(): LogLine[] {
+    if (this.ordered) return this.ordered;
+    const size = this.ring.length;
+    const out: LogLine[] = [];
+    for (let i = 0; i < this.count; i++)
+      out.push(this.ring[(this.next - this.count + i + size) % size] as LogLine);
+    this.ordered = out;
+    return out;
   }
+}
+
+/** The lines from the one holding `start` to the newest; as in NPD, a line owns the "\n" before it. */
+function linesFrom(lines: readonly LogLine[], start: number): LogLine[] {
+  let offset = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const lineEnd = offset + (lines[i] as LogLine).message.length;
+    if (lineEnd > start) return lines.slice(i);
+    offset = lineEnd + 1;
+  }
+  return lines.slice(-1);
 }

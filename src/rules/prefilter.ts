@@ -1,10 +1,10 @@
+import { MultiLiteral } from './multi-literal.ts';
 import type { CompiledPattern } from './pattern.ts';
 
 /**
- * One pass over a line decides which single-line rules can possibly match it: a single V8 regex made
- * of nothing but the rules' required literals. An alternation of plain literals cannot backtrack
- * beyond the longest literal, so it runs in time linear in the line, and most lines leave here with
- * no regex evaluated at all.
+ * One pass over a line decides which single-line rules can possibly match it, by looking for the
+ * rules' required literals (a multi-literal search, linear or better in the line). Most lines leave
+ * here with no regex evaluated at all.
  */
 export class Prefilter {
   private readonly gated: readonly (string | undefined)[];
@@ -30,17 +30,13 @@ export class Prefilter {
   }
 }
 
-/** One literal is found fastest by String#includes (Boyer-Moore-Horspool in V8), several by a regex. */
+/** One literal is found fastest by String#includes (Boyer-Moore-Horspool in V8), several by Wu-Manber. */
 function anyOf(literals: readonly string[]): ((line: string) => boolean) | undefined {
   if (literals.length === 0) return undefined;
   if (literals.length === 1) {
     const only = literals[0] as string;
     return (line) => line.includes(only);
   }
-  const re = new RegExp(literals.map(escapeRegExp).join('|'));
-  return (line) => re.test(line);
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+  const set = new MultiLiteral(literals);
+  return (line) => set.test(line);
 }

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MultiLiteral } from '../../../src/rules/multi-literal.ts';
+
+/** A tiny deterministic generator so the cross-check covers many shapes on every run. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+describe('MultiLiteral (Wu-Manber)', () => {
+  it('finds literals at the start, middle and end, and nothing else', () => {
+    const set = new MultiLiteral(['Killed process ', 'INFO: rcu_', 'Remounting filesystem read-only']);
+    assert.equal(set.test('Killed process 12 (java)'), true);
+    assert.equal(set.test('x: INFO: rcu_sched self-detected stall'), true);
+    assert.equal(set.test('EXT4-fs (sda1): Remounting filesystem read-only'), true);
+    assert.equal(set.test('EXT4-fs (sda1): Remounting filesystem read-writ'), false);
+    assert.equal(set.test('INFO: rcu'), false);
+    assert.equal(set.test(''), false);
+  });
+
+  it('agrees with a plain includes() scan on random lines, including non-ASCII and hash collisions', () => {
+    const next = rng(7);
+    const alphabet = 'abcde xyz:[]#_é日';
+    const word = (n: number) => Array.from({ length: n }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+    let hits = 0;
+    for (let round = 0; round < 300; round++) {
+      const literals = Array.from({ length: 1 + Math.floor(next() * 6) }, () => word(3 + Math.floor(next() * 8)));
+      const set = new MultiLiteral(literals);
+      for (let k = 0; k < 30; k++) {
+        let line = word(Math.floor(next() * 60));
+        if (next() < 0.3) line += literals[Math.floor(next() * literals.length)] + word(5);
+        const want = literals.some((l) => line.includes(l));
+        if (want) hits++;
+        assert.equal(set.test(line), want, `${JSON.stringify(literals)} in ${JSON.stringify(line)}`);
+      }
+    }
+    assert.ok(hits > 1000, `the cross-check exercised matches (${hits})`);
+  });
+});
