@@ -21,6 +21,8 @@ async function main(): Promise<void> {
     return;
   }
   const { agent, logger, graceMs } = outcome;
+  // Timers are unref'd so tests can drop agents; the process itself lives until a signal.
+  const keepAlive = setInterval(() => {}, 2 ** 30);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
     const deadline = setTimeout(() => process.exit(1), graceMs + 2000);
     void agent.stop(graceMs).finally(() => {
       clearTimeout(deadline);
+      clearInterval(keepAlive);
       logger.info('stopped');
       process.exit(0);
     });

@@ -5,7 +5,9 @@ import type { ProblemEvent } from '../types.ts';
 
 /** The recorders, available once the Node's UID is known (events without it are invisible to kubectl). */
 export interface RecorderSource {
-  recorderFor(source: string): { event(type: 'Normal' | 'Warning', reason: string, message: string): unknown };
+  recorderFor(source: string): {
+    event(type: 'Normal' | 'Warning', reason: string, message: string): unknown;
+  };
 }
 
 export interface AttachOptions {

@@ -1,5 +1,6 @@
 import http from 'node:http';
-import https from 'node:https';
+import type * as Https from 'node:https';
+import { builtin } from '../util/builtin.ts';
 import type { Clock } from '../util/clock.ts';
 import type { ApiConnection } from './config.ts';
 
@@ -24,7 +25,7 @@ export interface RawRequest {
 export function createAgent(conn: ApiConnection): http.Agent {
   if (!conn.server.startsWith('https:')) return new http.Agent({ keepAlive: true, maxSockets: 8 });
   const { tls } = conn;
-  return new https.Agent({
+  return new (builtin<typeof Https>('node:https').Agent)({
     keepAlive: true,
     maxSockets: 8,
     ca: tls.insecureSkipTLSVerify ? undefined : tls.ca,
@@ -69,7 +70,7 @@ function collect(
  * the injected clock so tests can expire it without sleeping. Rejects only on transport failures.
  */
 export function send(agent: http.Agent, req: RawRequest, clock: Clock): Promise<RawResponse> {
-  const mod = req.url.protocol === 'https:' ? https : http;
+  const mod = req.url.protocol === 'https:' ? builtin<typeof Https>('node:https') : http;
   return new Promise<RawResponse>((resolve, reject) => {
     const request = mod.request(req.url, { method: req.method, headers: req.headers, agent });
     let settled = false;

@@ -1,4 +1,8 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import CounterClass from 'prom-client/lib/counter.js';
+import GaugeClass from 'prom-client/lib/gauge.js';
+import HistogramClass from 'prom-client/lib/histogram.js';
+import RegistryClass from 'prom-client/lib/registry.js';
 
 /**
  * Metrics live in one Registry per agent (never prom-client's global one), so tests can build as many
@@ -6,7 +10,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
  * name twice returns the existing metric instead of throwing.
  */
 export function createRegistry(): Registry {
-  return new Registry();
+  return new RegistryClass();
 }
 
 interface Spec<L extends string> {
@@ -18,7 +22,7 @@ interface Spec<L extends string> {
 export function counter<L extends string = never>(registry: Registry, spec: Spec<L>): Counter<L> {
   const existing = registry.getSingleMetric(spec.name);
   if (existing) return existing as Counter<L>;
-  return new Counter<L>({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
+  return new CounterClass<L>({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
 }
 
 /** `collect` runs at scrape time, for values that are cheapest read when asked for. */
@@ -29,7 +33,7 @@ export function gauge<L extends string = never>(
   const existing = registry.getSingleMetric(spec.name);
   if (existing) return existing as Gauge<L>;
   const { collect, ...rest } = spec;
-  return new Gauge<L>({
+  return new GaugeClass<L>({
     ...rest,
     labelNames: spec.labelNames ?? [],
     registers: [registry],
@@ -49,7 +53,7 @@ export function histogram<L extends string = never>(
 ): Histogram<L> {
   const existing = registry.getSingleMetric(spec.name);
   if (existing) return existing as Histogram<L>;
-  return new Histogram<L>({
+  return new HistogramClass<L>({
     ...spec,
     buckets: [...spec.buckets],
     labelNames: spec.labelNames ?? [],

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
 import type { Registry } from 'prom-client';
 import {
   customPluginConfigKind,
@@ -8,6 +8,7 @@ import {
 import type { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { ProbeRuleEngine } from '../rules/probe-engine.ts';
 import type { Status } from '../types.ts';
+import { builtin } from '../util/builtin.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import { watchZombies } from '../util/reaper.ts';
@@ -201,7 +202,8 @@ export const customPluginMonitorType: MonitorType<PluginMonitorConfig> = {
   create(config, deps: MonitorDeps) {
     watchZombies({ registry: deps.registry, logger: deps.logger, pid: process.pid });
     const executor = createPluginExecutor({
-      spawn,
+      spawn: (...args: Parameters<typeof ChildProcess.spawn>) =>
+        builtin<typeof ChildProcess>('node:child_process').spawn(...args),
       kill: (pid, signal) => process.kill(pid, signal),
       clock: deps.clock,
     });

@@ -1,7 +1,8 @@
-import { spawn as nodeSpawn } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
 import * as nodeFs from 'node:fs';
 import type { LogMonitorConfig } from '../config/types.ts';
 import type { LogLine } from '../types.ts';
+import { builtin } from '../util/builtin.ts';
 import type { TimerHandle } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { MonitorDeps } from './deps.ts';
@@ -107,7 +108,10 @@ class JournaldSource implements LogSource {
     this.follower = new JournalFollower({
       clock: this.deps.clock,
       logger: this.logger,
-      spawn: this.opts.spawn ?? ((command, args, options) => nodeSpawn(command, args, options)),
+      spawn:
+        this.opts.spawn ??
+        ((command, args, options) =>
+          builtin<typeof ChildProcess>('node:child_process').spawn(command, args, options)),
       command: this.opts.command ?? 'journalctl',
       env: { ...(this.opts.env ?? process.env), SYSTEMD_COLORS: '0', SYSTEMD_PAGER: '' },
       args: () => this.nextArgs(),

@@ -1,4 +1,5 @@
-import { type Counter, Gauge, type LabelValues, type Registry } from 'prom-client';
+import type { Counter, Gauge, LabelValues, Registry } from 'prom-client';
+import GaugeClass from 'prom-client/lib/gauge.js';
 import type { MetricNames, StatsSection } from '../config/system-stats-schema.ts';
 import { counter, gauge } from '../metrics/registry.ts';
 import type { StatfsFn } from '../probes/statfs.ts';
@@ -125,7 +126,7 @@ export class StatsMetrics<Id extends string> {
       const def = { name, help: spec.help, labelNames: spec.labels };
       const unlabelled = spec.labels.length === 0;
       const metric = spec.type === 'gauge' ? gauge(registry, def) : counter(registry, def);
-      if (metric instanceof Gauge) this.gauges.set(id, new GaugeFamily(metric, unlabelled));
+      if (metric instanceof GaugeClass) this.gauges.set(id, new GaugeFamily(metric, unlabelled));
       else this.counters.set(id, new DeltaCounter(metric));
       if (existed) continue;
       this.created.push(name);

@@ -1,5 +1,7 @@
-import { type ClientHttp2Session, constants, connect as h2connect } from 'node:http2';
+import type * as Http2 from 'node:http2';
+import type { ClientHttp2Session } from 'node:http2';
 import { connect as netConnect } from 'node:net';
+import { builtin } from '../util/builtin.ts';
 
 /** A gRPC status other than OK, or a transport failure mapped to one (UNAVAILABLE). */
 export class GrpcError extends Error {
@@ -35,7 +37,7 @@ export class GrpcUnixClient {
 
   constructor(socketPath: string, signal: AbortSignal) {
     this.signal = signal;
-    this.session = h2connect('http://localhost', { createConnection: () => netConnect(socketPath) });
+    this.session = h2().connect('http://localhost', { createConnection: () => netConnect(socketPath) });
     // Errors surface through each call's stream; an unhandled session error would crash the agent.
     this.session.on('error', () => undefined);
   }
@@ -44,9 +46,9 @@ export class GrpcUnixClient {
     return new Promise((resolve, reject) => {
       const stream = this.session.request(
         {
-          [constants.HTTP2_HEADER_METHOD]: 'POST',
-          [constants.HTTP2_HEADER_PATH]: method,
-          [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
+          [h2().constants.HTTP2_HEADER_METHOD]: 'POST',
+          [h2().constants.HTTP2_HEADER_PATH]: method,
+          [h2().constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
           te: 'trailers',
         },
         { signal: this.signal },
@@ -63,7 +65,7 @@ export class GrpcUnixClient {
       });
       stream.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > MAX_RESPONSE) stream.close(constants.NGHTTP2_CANCEL);
+        if (size > MAX_RESPONSE) stream.close(h2().constants.NGHTTP2_CANCEL);
         else chunks.push(chunk);
       });
       stream.on('error', (err) => reject(new GrpcError(14, err.message)));
@@ -91,7 +93,7 @@ export function frame(message: Buffer): Buffer {
 }
 
 function finish(headers: Record<string, unknown>, trailers: Record<string, unknown>, body: Buffer): Buffer {
-  const httpStatus = Number(headers[constants.HTTP2_HEADER_STATUS] ?? 0);
+  const httpStatus = Number(headers[h2().constants.HTTP2_HEADER_STATUS] ?? 0);
   // A "trailers-only" error puts grpc-status in the headers.
   const status = trailers['grpc-status'] ?? headers['grpc-status'];
   const message = decodeURIComponent(String(trailers['grpc-message'] ?? headers['grpc-message'] ?? ''));
@@ -104,4 +106,8 @@ function finish(headers: Record<string, unknown>, trailers: Record<string, unkno
   const length = body.readUInt32BE(1);
   if (body.length < 5 + length) throw new GrpcError(13, 'truncated response');
   return body.subarray(5, 5 + length);
+}
+
+function h2(): typeof Http2 {
+  return builtin<typeof Http2>('node:http2');
 }

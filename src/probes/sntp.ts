@@ -1,5 +1,6 @@
-import { createSocket } from 'node:dgram';
+import type * as Dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
+import { builtin } from '../util/builtin.ts';
 import type { Clock } from '../util/clock.ts';
 
 /** Seconds from the NTP era (1900) to the Unix epoch. */
@@ -58,7 +59,7 @@ export function querySntp(
 ): Promise<SntpAnswer> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted();
-    const socket = createSocket(isIPv6(host) ? 'udp6' : 'udp4');
+    const socket = builtin<typeof Dgram>('node:dgram').createSocket(isIPv6(host) ? 'udp6' : 'udp4');
     const request = sntpRequest(clock.now());
     let done = false;
     const finish = (err: Error | undefined, answer?: SntpAnswer) => {

@@ -1,9 +1,10 @@
 import http from 'node:http';
-import https from 'node:https';
+import type * as Https from 'node:https';
 import type { Registry } from 'prom-client';
 import { parseRetryAfter } from '../k8s/errors.ts';
 import { type RawRequest, type RawResponse, send } from '../k8s/http.ts';
 import type { KubeEvent } from '../recorder/types.ts';
+import { builtin } from '../util/builtin.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import { OutageLog, type SinkMetrics, sinkMetrics } from './persist-metrics.ts';
@@ -60,7 +61,7 @@ export function safeUrl(url: URL): string {
 function defaultTransport(url: URL, clock: Clock): { transport: Transport; close: () => void } {
   const agent =
     url.protocol === 'https:'
-      ? new https.Agent({ keepAlive: true, maxSockets: 4 })
+      ? new (builtin<typeof Https>('node:https').Agent)({ keepAlive: true, maxSockets: 4 })
       : new http.Agent({ keepAlive: true, maxSockets: 4 });
   return { transport: (req) => send(agent, req, clock), close: () => agent.destroy() };
 }

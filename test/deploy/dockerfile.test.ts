@@ -80,9 +80,10 @@ describe('Dockerfile', () => {
     assert.match(version, /^24\.\d+\.\d+$/, 'an exact Node 24 version');
     const ci = /NODE24_VERSION:-([\d.]+)/.exec(readFileSync(join(ROOT, '.ci/node24.sh'), 'utf8'));
     assert.equal(version, ci?.[1], 'same Node as CI');
-    assert.equal(build?.from, 'node:${NODE_VERSION}-bookworm');
+    const ref = ['$', '{NODE_VERSION}'].join(''); // the Dockerfile's literal build argument reference
+    assert.equal(build?.from, `node:${ref}-bookworm`);
     assert.equal(runtime?.name, 'runtime');
-    assert.equal(runtime?.from, 'node:${NODE_VERSION}-bookworm-slim');
+    assert.equal(runtime?.from, `node:${ref}-bookworm-slim`);
     assert.doesNotMatch(
       dockerfile,
       /^FROM\s+\S*(@sha256:|:latest\b)/im,

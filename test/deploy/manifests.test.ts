@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { parseOptions } from '../../src/config/options.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -80,11 +80,18 @@ interface PodSpec {
     name: string;
     hostPath?: { path: string; type?: string };
     configMap?: { name: string };
+    projected?: { sources: { configMap?: { name: string } }[] };
     emptyDir?: Obj;
   }[];
   [k: string]: unknown;
 }
 const podSpec = (ds: Doc): PodSpec => get(ds, 'spec.template.spec') as PodSpec;
+/** Names of the ConfigMaps projected into the config volume. */
+const configSources = (ds: Doc): string[] =>
+  podSpec(ds)
+    .volumes.flatMap((v) => v.projected?.sources ?? [])
+    .map((src) => src.configMap?.name)
+    .filter((n): n is string => n !== undefined);
 const agentContainer = (ds: Doc): Container => {
   const cs = podSpec(ds).containers;
   assert.equal(cs.length, 1, 'one container');
@@ -148,12 +155,14 @@ describe('deploy/ kustomize', { skip }, () => {
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
+      'ConfigMap',
       'DaemonSet',
       'ServiceAccount',
     ]);
     assert.deepEqual(overlay.map((d) => d.kind).sort(), [
       'ClusterRole',
       'ClusterRoleBinding',
+      'ConfigMap',
       'ConfigMap',
       'DaemonSet',
       'PrometheusRule',
@@ -241,7 +250,9 @@ describe('deploy/ kustomize', { skip }, () => {
   });
 
   test('the rules ConfigMap data equals the files in rules/', () => {
-    const cms = base.filter((d) => d.kind === 'ConfigMap');
+    const cms = base.filter(
+      (d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('node-problem-detector-rules-'),
+    );
     assert.equal(cms.length, 1);
     const cm = cms[0]!;
     assert.match(
@@ -252,8 +263,45 @@ describe('deploy/ kustomize', { skip }, () => {
     const data = cm.data as Record<string, string>;
     assert.deepEqual(Object.keys(data).sort(), ruleFiles());
     for (const f of ruleFiles()) assert.equal(data[f], readFileSync(join(ROOT, 'rules', f), 'utf8'), f);
-    const volume = podSpec(one(base, 'DaemonSet')).volumes.find((v) => v.configMap);
-    assert.equal(volume?.configMap?.name, cm.metadata.name, 'the DaemonSet mounts the generated ConfigMap');
+    const sources = configSources(one(base, 'DaemonSet'));
+    assert.ok(sources.includes(cm.metadata.name), 'the DaemonSet mounts the generated ConfigMap');
+  });
+
+  test('the deployment ConfigMap holds deploy/base/config/, mounted beside the rules at /config', () => {
+    const cm = base.find(
+      (d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('node-problem-detector-config-'),
+    );
+    assert.ok(cm, 'node-problem-detector-config ConfigMap');
+    const data = cm.data as Record<string, string>;
+    const files = readdirSync(join(ROOT, 'deploy/base/config')).sort();
+    assert.deepEqual(Object.keys(data).sort(), files);
+    for (const f of files) assert.equal(data[f], readFileSync(join(ROOT, 'deploy/base/config', f), 'utf8'));
+    for (const f of files)
+      assert.ok(!ruleFiles().includes(f), `${f} must not shadow a rules/ file at /config`);
+    assert.deepEqual(
+      configSources(one(base, 'DaemonSet')).sort(),
+      base
+        .filter((d) => d.kind === 'ConfigMap')
+        .map((d) => d.metadata.name)
+        .sort(),
+    );
+  });
+
+  test('deploy/base/config/probes-daemonset.yaml is rules/probes.yaml minus conntrack, disk/inodes on /var/log', () => {
+    const load = (p: string) =>
+      parseYaml(readFileSync(join(ROOT, p), 'utf8')) as {
+        probes: { kind: string; paths?: string[] }[];
+        [k: string]: unknown;
+      };
+    const shipped = load('rules/probes.yaml');
+    const pod = load('deploy/base/config/probes-daemonset.yaml');
+    const { probes: shippedProbes, ...shippedTop } = shipped;
+    const { probes: podProbes, ...podTop } = pod;
+    assert.deepEqual(podTop, shippedTop, 'same source, interval, splay, timeout, conditions');
+    const expected = shippedProbes
+      .filter((p) => p.kind !== 'conntrack')
+      .map((p) => (p.kind === 'disk' || p.kind === 'inodes' ? { ...p, paths: ['/var/log'] } : p));
+    assert.deepEqual(podProbes, expected);
   });
 
   test('DaemonSet: pod-level settings', () => {
@@ -344,15 +392,29 @@ describe('deploy/ kustomize', { skip }, () => {
     assert.equal(o.hostRoot, '/host');
     assert.equal(o.enableK8sExporter, true);
     const configMount = c.volumeMounts.find(
-      (m) => m.name === podSpec(ds).volumes.find((v) => v.configMap)?.name,
+      (m) => m.name === podSpec(ds).volumes.find((v) => v.projected)?.name,
     );
     assert.equal(configMount?.mountPath, '/config');
-    const files = [...o.systemLogMonitors, ...o.customPluginMonitors, ...o.systemStatsMonitors];
+    const files = [
+      ...o.systemLogMonitors,
+      ...o.customPluginMonitors,
+      ...o.systemStatsMonitors,
+      ...o.probeMonitors,
+    ];
     assert.ok(files.length > 0, 'at least one monitor config');
+    const keys = base.filter((d) => d.kind === 'ConfigMap').flatMap((d) => Object.keys(d.data as object));
     for (const f of files) {
-      assert.ok(f.startsWith('/config/'), `${f} comes from the ConfigMap`);
-      assert.ok(ruleFiles().includes(f.slice('/config/'.length)), `${f} is one of rules/`);
+      assert.ok(f.startsWith('/config/'), `${f} comes from a ConfigMap`);
+      assert.ok(keys.includes(f.slice('/config/'.length)), `${f} is a key of the mounted ConfigMaps`);
     }
+    // The agent's own defaults (src/cli.ts): kernel, readonly, probes; probes in its pod variant.
+    assert.deepEqual(o.systemLogMonitors, ['/config/kernel.yaml', '/config/readonly.yaml']);
+    assert.deepEqual(o.probeMonitors, ['/config/probes-daemonset.yaml']);
+    assert.equal(
+      (c as unknown as Obj).command,
+      undefined,
+      "no command: the image's tini ENTRYPOINT stays PID 1",
+    );
     const nodeName = c.env.find((e) => e.name === 'NODE_NAME');
     assert.deepEqual(nodeName?.valueFrom, { fieldRef: { fieldPath: 'spec.nodeName' } });
     assert.equal(parseOptions(c.args, { NODE_NAME: 'n1' }, 'host').options.nodeName, 'n1');

@@ -13,7 +13,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { freePort, metricValue, waitFor } from '../support/agent-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -58,6 +58,7 @@ interface Volume {
   name: string;
   hostPath?: { path: string; type?: string };
   configMap?: { name: string };
+  projected?: unknown;
   emptyDir?: unknown;
 }
 interface Pod {
@@ -69,19 +70,38 @@ interface Pod {
   configData: Record<string, string>;
 }
 
+interface RenderedDoc {
+  kind: string;
+  data?: Record<string, string>;
+  spec?: {
+    template: {
+      spec: {
+        containers: {
+          args: string[];
+          securityContext: { capabilities: Pod['caps']; runAsUser: number };
+          volumeMounts: Mount[];
+        }[];
+        volumes: Volume[];
+      };
+    };
+  };
+}
+
 function renderedPod(): Pod {
   const out = execFileSync(KUBECTL, ['kustomize', join(ROOT, 'deploy/base')], { encoding: 'utf8' });
-  const docs = parseAllDocuments(out).map((d) => d.toJS() as Record<string, any>);
+  const docs = parseAllDocuments(out).map((d) => d.toJS() as RenderedDoc);
   const ds = docs.find((d) => d.kind === 'DaemonSet')!;
-  const cm = docs.find((d) => d.kind === 'ConfigMap')!;
-  const c = ds.spec.template.spec.containers[0];
+  // Every ConfigMap of the base is projected into the one config volume.
+  const configData = Object.assign({}, ...docs.filter((d) => d.kind === 'ConfigMap').map((d) => d.data));
+  const spec = ds.spec!.template.spec;
+  const c = spec.containers[0]!;
   return {
     args: c.args,
     caps: c.securityContext.capabilities,
     runAsUser: c.securityContext.runAsUser,
     mounts: c.volumeMounts,
-    volumes: ds.spec.template.spec.volumes,
-    configData: cm.data,
+    volumes: spec.volumes,
+    configData,
   };
 }
 
@@ -108,7 +128,7 @@ function sandboxScript(
     // /etc/localtime would be the host's own file again: nothing to reproduce.
     if (!v || m.mountPath === '/etc/localtime') continue;
     const target = join(sandbox, m.mountPath);
-    if (v.configMap) continue; // written by the test before the script runs
+    if (v.configMap || v.projected) continue; // written by the test before the script runs
     if (v.emptyDir) {
       lines.push(`mkdir -p ${q(target)}`);
       continue;
@@ -286,6 +306,21 @@ describe('the DaemonSet pod, reproduced with a mount namespace and setpriv', { s
         20_000,
         agent.output,
       );
+      // Every enabled built-in probe ran (first runs are splayed) and reached a verdict with these mounts.
+      for (const [source, probe] of enabledProbes(pod)) {
+        const series = `{source="${source}",probe="${probe}"}`;
+        await waitFor(
+          async () =>
+            ((await metricValue(agent.metricsUrl, `npd_probe_duration_seconds_count${series}`)) ?? 0) >= 1,
+          30_000,
+          agent.output,
+        );
+        assert.equal(
+          await metricValue(agent.metricsUrl, `npd_probe_errors_total${series}`),
+          0,
+          `${probe} errors`,
+        );
+      }
     } finally {
       await agent.stop();
     }
@@ -346,6 +381,21 @@ describe('the DaemonSet pod, reproduced with a mount namespace and setpriv', { s
     });
   });
 });
+
+/** [source, probe name] of every enabled probe in the probe-monitor configs the pod runs. */
+function enabledProbes(pod: Pod): [string, string][] {
+  const out: [string, string][] = [];
+  for (const a of pod.args.filter((x) => x.startsWith('--config.probe-monitor='))) {
+    for (const f of a.slice(a.indexOf('=') + 1).split(',')) {
+      const cfg = parseYaml(pod.configData[f.slice('/config/'.length)] ?? '') as {
+        source: string;
+        probes: { kind: string; name?: string; enabled?: boolean }[];
+      };
+      for (const p of cfg.probes) if (p.enabled !== false) out.push([cfg.source, p.name ?? p.kind]);
+    }
+  }
+  return out;
+}
 
 /** Capability numbers from linux/capability.h, for the names a pod spec may add here. */
 const CAP_BITS: Record<string, number> = {

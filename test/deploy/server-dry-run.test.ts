@@ -87,6 +87,17 @@ function kustomizeWith(components: string[]): Doc[] {
 
 const toYaml = (docs: readonly Doc[]): string => docs.map((d) => stringify(d)).join('---\n');
 
+interface MutableDaemonSet {
+  spec: {
+    template: {
+      spec: {
+        containers: { securityContext: Record<string, unknown> }[];
+        volumes: { hostPath?: { type?: string } }[];
+      };
+    };
+  };
+}
+
 /** Minimal CRDs: enough for the API server to know the kinds; any spec is accepted. */
 function minimalCrd(kind: string, plural: string): Doc {
   return {
@@ -186,14 +197,16 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
 
   test('control: the server rejects a broken DaemonSet (the dry run really validates)', async () => {
     const docs = kustomize(join(ROOT, 'deploy/base'));
-    const ds = structuredClone(docs.find((d) => d.kind === 'DaemonSet')!) as Doc & { spec: any };
-    const container = ds.spec.template.spec.containers[0];
+    const ds = structuredClone(docs.find((d) => d.kind === 'DaemonSet')!) as Doc & MutableDaemonSet;
+    const container = ds.spec.template.spec.containers[0]!;
     container.securityContext.capabilites = container.securityContext.capabilities; // misspelt field
     let r = await dryRun([ds]);
     assert.notEqual(r.code, 0, 'an unknown field must be rejected');
     assert.match(r.stderr, /unknown field/i);
     delete container.securityContext.capabilites;
-    ds.spec.template.spec.volumes.find((v: { hostPath?: unknown }) => v.hostPath).hostPath.type = 'NotAType';
+    const hostPath = ds.spec.template.spec.volumes.find((v) => v.hostPath)?.hostPath;
+    assert.ok(hostPath);
+    hostPath.type = 'NotAType';
     r = await dryRun([ds]);
     assert.notEqual(r.code, 0, 'an invalid hostPath type must be rejected');
     assert.match(r.stderr, /hostPath\.type|Unsupported value/);
