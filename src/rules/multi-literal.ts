@@ -10,13 +10,12 @@ const BLOCK = 3;
 export class MultiLiteral {
   private readonly window: number;
   private readonly shift: Uint8Array;
-  private readonly buckets: (string[] | undefined)[];
+  private readonly buckets = new Map<number, string[]>();
 
   constructor(literals: readonly string[]) {
     if (literals.some((l) => l.length < BLOCK)) throw new RangeError('literals need at least 3 characters');
     this.window = Math.min(255, ...literals.map((l) => l.length));
     this.shift = new Uint8Array(65536).fill(this.window - BLOCK + 1);
-    this.buckets = new Array(65536);
     for (const literal of literals) this.add(literal);
   }
 
@@ -29,7 +28,7 @@ export class MultiLiteral {
         pos += step;
         continue;
       }
-      const candidates = this.buckets[slot];
+      const candidates = this.buckets.get(slot);
       const start = pos - m + 1;
       if (candidates) for (const literal of candidates) if (line.startsWith(literal, start)) return true;
       pos += 1;
@@ -48,9 +47,9 @@ export class MultiLiteral {
       this.shift[slot] = Math.min(this.shift[slot] as number, m - end);
     }
     const slot = hash(literal.charCodeAt(m - 3), literal.charCodeAt(m - 2), literal.charCodeAt(m - 1));
-    const bucket = this.buckets[slot] ?? [];
+    const bucket = this.buckets.get(slot) ?? [];
     bucket.push(literal);
-    this.buckets[slot] = bucket;
+    this.buckets.set(slot, bucket);
   }
 }
 
