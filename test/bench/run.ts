@@ -1,18 +1,77 @@
 /**
- * `npm run bench`: prints measured numbers and asserts nothing. BENCHMARKS.md records the results.
+ * `npm run bench [-- <bench>... [--key=value]...]`: prints measured numbers and asserts nothing.
+ * BENCHMARKS.md records the results.
+ *
+ *   rules  rule engine over a mixed kernel log (the default, a few seconds)
+ *   kmsg   kmsg flood end to end: --rate=20000 --seconds=60 --marks=600 --node-flags=--a,--b (root;
+ *          floods the machine's kernel log, so never beside e2e tests)
+ *   idle   idle bundle, RSS breakdown and V8 flags: --seconds=60
+ *   storm  event storm against a real kube-apiserver: --lines=10000 --seconds=10
+ *   scale  many node identities in one process against a real kube-apiserver: --nodes=200
+ *   all    every one of the above, in that order
  */
+import { buildBundle } from './built-agent.ts';
+import { idleBench } from './idle.bench.ts';
+import { kmsgFlood } from './kmsg-flood.bench.ts';
+import { loadNote } from './proc.ts';
 import { adversarialWorstCases, mixedLogNsPerLine } from './rule-engine.bench.ts';
+import { scaleBench } from './scale.bench.ts';
+import { stormBench } from './storm.bench.ts';
 
-const mixed = mixedLogNsPerLine();
-console.log('## Rule engine (shipped kernel + readonly rules)');
-console.log(
-  `mixed kernel log: ${mixed.nsPerLine.toFixed(0)} ns/line over ${mixed.lines} lines, ${mixed.rules} rules, ${mixed.problems} lines matched (target <= 200 ns/line; NPD Go ~1700 ns/line)`,
-);
-const worst = adversarialWorstCases();
-const total = worst.reduce((s, w) => s + w.ms, 0);
-console.log(
-  `64 KiB non-matching line, worst of 5 adversarial shapes per rule (target <= 5 ms for all rules together):`,
-);
-for (const w of worst)
-  console.log(`  ${w.ms.toFixed(3).padStart(8)} ms  ${w.reason.padEnd(30)} ${w.pattern}`);
-console.log(`  ${total.toFixed(3).padStart(8)} ms  all rules together`);
+const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale'] as const;
+
+function ruleEngine(): void {
+  const mixed = mixedLogNsPerLine();
+  console.log('## Rule engine (shipped kernel + readonly rules)');
+  console.log(
+    `mixed kernel log: ${mixed.nsPerLine.toFixed(0)} ns/line over ${mixed.lines} lines, ${mixed.rules} rules, ${mixed.problems} lines matched (target <= 200 ns/line; NPD Go ~1700 ns/line)`,
+  );
+  const worst = adversarialWorstCases();
+  const total = worst.reduce((s, w) => s + w.ms, 0);
+  console.log(
+    `64 KiB non-matching line, worst of 5 adversarial shapes per rule (target <= 5 ms for all rules together):`,
+  );
+  for (const w of worst)
+    console.log(`  ${w.ms.toFixed(3).padStart(8)} ms  ${w.reason.padEnd(30)} ${w.pattern}`);
+  console.log(`  ${total.toFixed(3).padStart(8)} ms  all rules together`);
+  console.log(`  (${loadNote()})`);
+}
+
+function parseArgs(argv: readonly string[]): { names: string[]; opts: Map<string, string> } {
+  const opts = new Map<string, string>();
+  const names: string[] = [];
+  for (const a of argv) {
+    const m = /^--([\w-]+)=(.*)$/.exec(a);
+    if (m) opts.set(m[1] as string, m[2] as string);
+    else names.push(a);
+  }
+  if (names.includes('all')) return { names: [...BENCHES], opts };
+  return { names: names.length > 0 ? names : ['rules'], opts };
+}
+
+async function main(): Promise<void> {
+  const { names, opts } = parseArgs(process.argv.slice(2));
+  const unknown = names.filter((n) => !(BENCHES as readonly string[]).includes(n));
+  if (unknown.length > 0)
+    throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${BENCHES.join(' ')} all`);
+  const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
+  const nodeFlags = (opts.get('node-flags') ?? '').split(',').filter(Boolean);
+  if (names.some((n) => n !== 'rules' && n !== 'scale')) buildBundle();
+  for (const name of names) {
+    console.log(`\n# ${name} (${new Date().toISOString()}, node ${process.version}, ${loadNote()})`);
+    if (name === 'rules') ruleEngine();
+    if (name === 'kmsg')
+      await kmsgFlood({
+        rate: opt('rate', 20_000),
+        seconds: opt('seconds', 60),
+        marks: opt('marks', 600),
+        nodeFlags,
+      });
+    if (name === 'idle') await idleBench({ seconds: opt('seconds', 60) });
+    if (name === 'storm') await stormBench({ lines: opt('lines', 10_000), seconds: opt('seconds', 10) });
+    if (name === 'scale')
+      await scaleBench({ nodes: opt('nodes', 200), heartbeatSeconds: opt('heartbeat', 10) });
+  }
+}
+
+await main();

@@ -10,7 +10,6 @@ import {
   marker,
   metricValue,
   startAgent,
-  waitFor,
   workDir,
   writeConfig,
 } from './support.ts';

@@ -25,10 +25,13 @@ describe('MultiLiteral (Wu-Manber)', () => {
   it('agrees with a plain includes() scan on random lines, including non-ASCII and hash collisions', () => {
     const next = rng(7);
     const alphabet = 'abcde xyz:[]#_é日';
-    const word = (n: number) => Array.from({ length: n }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+    const word = (n: number) =>
+      Array.from({ length: n }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
     let hits = 0;
     for (let round = 0; round < 300; round++) {
-      const literals = Array.from({ length: 1 + Math.floor(next() * 6) }, () => word(3 + Math.floor(next() * 8)));
+      const literals = Array.from({ length: 1 + Math.floor(next() * 6) }, () =>
+        word(3 + Math.floor(next() * 8)),
+      );
       const set = new MultiLiteral(literals);
       for (let k = 0; k < 30; k++) {
         let line = word(Math.floor(next() * 60));

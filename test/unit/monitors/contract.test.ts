@@ -42,7 +42,9 @@ const CONFIGS: Readonly<Record<string, string>> = {
     rules: [{ type: 'permanent', condition: 'ContractPlugin', reason: 'Bad', path: '/bin/true' }],
   }),
   'probe.yaml': 'plugin: probe\nsource: contract-probe\nprobes: [{kind: fd, percent: 80}]\n',
-  'system-stats.json': JSON.stringify({ host: { metricsConfigs: { 'host/uptime': { displayName: 'host/uptime' } } } }),
+  'system-stats.json': JSON.stringify({
+    host: { metricsConfigs: { 'host/uptime': { displayName: 'host/uptime' } } },
+  }),
 };
 
 function deps(clock: FakeClock): MonitorDeps {

@@ -1,0 +1,126 @@
+/**
+ * Event storm against a real kube-apiserver: the bundled agent reports to the e2e control plane while
+ * `lines` matching kernel lines, each with its own message, arrive within `seconds`. The apiserver's
+ * audit log counts the writes independently of the agent; the agent's metrics say where the rest went.
+ * test/e2e/agent-storm.test.ts asserts the identical-line case; this prints the numbers.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AGENT_USER, type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
+import { waitFor } from '../support/agent-process.ts';
+import { type BuiltAgent, scrape, startBuilt, sum } from './built-agent.ts';
+import { formatUsage, loadNote, measure } from './proc.ts';
+
+export interface StormOptions {
+  readonly lines: number;
+  readonly seconds: number;
+}
+
+const REASON = 'StormLine';
+
+function writeLines(marker: string, opts: StormOptions): Promise<void> {
+  // The kmsg writer with only marked lines: each due at an even spacing over `seconds`.
+  const cfg = JSON.stringify({ rate: 0, seconds: opts.seconds, marks: opts.lines, marker });
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'kmsg-writer.ts'), cfg], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer exit ${code}`)))),
+  );
+}
+
+async function settle(agent: BuiltAgent, source: string): Promise<void> {
+  let last = '';
+  let stableSince = Date.now();
+  await waitFor(
+    async () => {
+      const m = await scrape(agent.metricsUrl);
+      const now = ['npd_events_recorded_total', 'npd_events_written_total', 'npd_events_spam_filtered_total']
+        .map((n) => sum(m, n, `source="${source}"`))
+        .join(',');
+      if (now !== last) stableSince = Date.now();
+      last = now;
+      return Date.now() - stableSince >= 10_000;
+    },
+    300_000,
+    agent.output,
+  );
+}
+
+export async function stormBench(opts: StormOptions): Promise<void> {
+  const cp = await startControlPlane();
+  const marker = `npdstorm${randomBytes(4).toString('hex')}`;
+  const source = `${marker}-monitor`;
+  const config = join(mkdtempSync(join(tmpdir(), 'npd-bench-storm-')), 'storm.yaml');
+  writeFileSync(
+    config,
+    [
+      'plugin: kmsg',
+      `source: ${source}`,
+      'rules:',
+      '  - type: temporary',
+      `    reason: ${REASON}`,
+      `    pattern: '${marker}: marker problem #\\d+'`,
+      '',
+    ].join('\n'),
+  );
+  const agent = await startBuilt([
+    `--kubeconfig=${cp.agentKubeconfig}`,
+    `--hostname-override=${cp.nodeName}`,
+    `--config.system-log-monitor=${config}`,
+  ]);
+  try {
+    await new Promise((r) => setTimeout(r, 3000));
+    const mark = cp.auditMark();
+    const started = Date.now();
+    const [usage] = await Promise.all([measure(agent.pid, opts.seconds * 1000), writeLines(marker, opts)]);
+    await settle(agent, source);
+    await report(cp, agent, { mark, source, started, usage, opts });
+  } finally {
+    const code = await agent.stop();
+    await cp.stop({ failed: code !== 0 });
+  }
+}
+
+interface StormRun {
+  mark: ReturnType<ControlPlane['auditMark']>;
+  source: string;
+  started: number;
+  usage: Awaited<ReturnType<typeof measure>>;
+  opts: StormOptions;
+}
+
+async function report(cp: ControlPlane, agent: BuiltAgent, r: StormRun): Promise<void> {
+  const m = await scrape(agent.metricsUrl);
+  const s = `source="${r.source}"`;
+  const audit = (verb: string) => cp.countAudit({ user: AGENT_USER, resource: 'events', verb }, r.mark);
+  const list = (await cp.request('GET', '/api/v1/namespaces/default/events')).json as {
+    items: { source?: { component?: string }; count?: number; message: string }[];
+  };
+  const ours = list.items.filter((e) => e.source?.component === r.source);
+  const countSum = ours.reduce((n, e) => n + (e.count ?? 1), 0);
+  const aggregates = ours.filter((e) => e.message.startsWith('(combined from similar events)'));
+  console.log(`## Event storm: ${r.opts.lines} matching lines (distinct messages) in ${r.opts.seconds} s`);
+  console.log(`agent during the storm: ${formatUsage(r.usage)}`);
+  console.log(
+    `agent: lines read ${sum(m, 'npd_log_lines_read_total', s)}, lost ${sum(m, 'npd_kmsg_records_lost_total', s)}, problem_counter ${sum(m, 'problem_counter', `reason="${REASON}"`)}`,
+  );
+  console.log(
+    `events: recorded ${sum(m, 'npd_events_recorded_total', s)}, aggregated ${sum(m, 'npd_events_aggregated_total', s)}, spam-filtered ${sum(m, 'npd_events_spam_filtered_total', s)}, written create ${sum(m, 'npd_events_written_total', s, 'verb="create"')} / patch ${sum(m, 'npd_events_written_total', s, 'verb="patch"')}, retries ${sum(m, 'npd_events_retries_total', s)}, given up ${sum(m, 'npd_events_given_up_total', s)}`,
+  );
+  console.log(
+    `queue drops (npd_events_dropped_total): ${sum(m, 'npd_events_dropped_total', s)} (incoming ${sum(m, 'npd_events_dropped_total', s, 'point="incoming"')}, watcher api ${sum(m, 'npd_events_dropped_total', s, 'point="watcher"', 'watcher="api"')}, watcher log ${sum(m, 'npd_events_dropped_total', s, 'point="watcher"', 'watcher="log"')}, watcher structured-log ${sum(m, 'npd_events_dropped_total', s, 'point="watcher"', 'watcher="structured-log"')})`,
+  );
+  console.log(
+    `apiserver audit log (agent user, events): create ${audit('create')}, patch ${audit('patch')}, all verbs ${cp.countAudit({ user: AGENT_USER, resource: 'events' }, r.mark)}; nodes/status patches ${cp.countAudit({ user: AGENT_USER, resource: 'nodes', subresource: 'status', verb: 'patch' }, r.mark)}`,
+  );
+  console.log(
+    `on the server: ${ours.length} Event objects from this source, ${aggregates.length} of them aggregates, sum of count ${countSum}`,
+  );
+  console.log(
+    `settled ${((Date.now() - r.started) / 1000).toFixed(0)} s after the storm began (${loadNote()})`,
+  );
+}
