@@ -17,8 +17,11 @@ import { createPersistSinks } from './sinks/persist-config.ts';
 import type { Clock } from './util/clock.ts';
 import type { Logger } from './util/logger.ts';
 
-/** A burst of events moves the watermark annotation at most this often. */
-const WATERMARK_SYNC_MS = 10_000;
+/**
+ * A burst of events moves the watermark annotation at most this often: one extra status patch per
+ * minute of event activity, at the price of re-posting up to a minute of events after a crash.
+ */
+const WATERMARK_SYNC_MS = 60_000;
 
 export interface ExporterDeps {
   readonly options: Options;

@@ -107,7 +107,7 @@ export class ConditionManager {
   private notBefore = Number.NEGATIVE_INFINITY;
   private lastSuccess: number | undefined;
   private lastAttemptOk = false;
-  private annotationsDue = false;
+  private annotationsDueAt: number | undefined;
   private held: boolean;
   private readonly extras: (() => PatchExtras) | undefined;
   private readonly onSynced: ((sent: PatchExtras | undefined) => void) | undefined;
@@ -155,8 +155,8 @@ export class ConditionManager {
    * once per `minIntervalMs` so a burst of events costs one patch.
    */
   requestSync(minIntervalMs: number): void {
-    if (this.lastTry === undefined || this.clock.now() - this.lastTry >= minIntervalMs) this.dirty = true;
-    else this.annotationsDue = true;
+    const due = this.lastTry === undefined ? this.clock.now() : this.lastTry + minIntervalMs;
+    this.annotationsDueAt = Math.min(this.annotationsDueAt ?? Number.POSITIVE_INFINITY, due);
   }
 
   /** Starts the tick loop and returns at once; the first sync happens on the first tick. */
@@ -216,8 +216,9 @@ export class ConditionManager {
     const now = this.clock.now();
     if (now < this.notBefore) return false;
     if (this.dirty || this.lastTry === undefined) return true;
+    if (this.annotationsDueAt !== undefined && now >= this.annotationsDueAt) return true;
     const sinceTry = now - this.lastTry;
-    if ((this.resyncNeeded || this.annotationsDue) && sinceTry >= this.resyncMs) return true;
+    if (this.resyncNeeded && sinceTry >= this.resyncMs) return true;
     return sinceTry >= this.heartbeatMs;
   }
 
@@ -226,7 +227,7 @@ export class ConditionManager {
     this.lastTry = this.clock.now();
     this.resyncNeeded = false;
     this.dirty = false;
-    this.annotationsDue = false;
+    this.annotationsDueAt = undefined;
     try {
       const sent = await this.patchWithRetries();
       this.onSynced?.(sent);

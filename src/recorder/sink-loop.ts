@@ -60,6 +60,9 @@ export class SinkLoop {
   private shuttingDown = false;
   private abortSleep: (() => void) | undefined;
   private flushing: Promise<void> | undefined;
+  /** The event whose write is under way, so a grace period that ends mid-request still counts it. */
+  private inFlight: KubeEvent | undefined;
+  private abandoned: KubeEvent | undefined;
 
   constructor(opts: SinkLoopOptions) {
     this.opts = opts;
@@ -82,7 +85,12 @@ export class SinkLoop {
       this.metrics.spamFiltered.inc({ source: this.opts.source });
       return;
     }
-    await this.writeWithRetry(result.event, result.patch);
+    this.inFlight = result.event;
+    try {
+      await this.writeWithRetry(result.event, result.patch);
+    } finally {
+      this.inFlight = undefined;
+    }
   }
 
   /**
@@ -113,6 +121,11 @@ export class SinkLoop {
   }
 
   private dropLeftovers(watcher: Watcher): void {
+    // The process exits after the grace period, so a request still open is as good as lost.
+    if (this.inFlight) {
+      this.giveUp('shutdown', this.inFlight);
+      this.abandoned = this.inFlight;
+    }
     const left = watcher.stop();
     if (left === 0) return;
     this.metrics.dropped.inc({ point: 'flush', source: this.opts.source, watcher: watcher.name }, left);
@@ -190,6 +203,7 @@ export class SinkLoop {
   }
 
   private giveUp(reason: Exclude<GiveUpReason, 'rejected'>, event: KubeEvent): void {
+    if (event === this.abandoned) return;
     this.metrics.givenUp.inc({ source: this.opts.source, reason });
     const msg =
       reason === 'shutdown'

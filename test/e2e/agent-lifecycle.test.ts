@@ -155,7 +155,7 @@ describe('condition lifecycle', () => {
 
 describe('restarts and ownership', () => {
   test('a restart neither flaps a True condition nor re-posts events its lookback replays', {
-    timeout: 120_000,
+    timeout: 180_000,
   }, async () => {
     const config = lifecycleConfig();
     const args = agentArgs(cp.agentKubeconfig, cp.nodeName, [config]);
@@ -167,8 +167,8 @@ describe('restarts and ownership', () => {
       20_000,
       first.output,
     );
-    // Let the event watermark reach the Node before the restart.
-    await waitFor(async () => (nodeAnnotationsSync() ?? '').includes(`${id}-monitor`), 20_000, first.output);
+    // Let the event watermark reach the Node before the restart (it rides a patch at most once a minute).
+    await waitFor(async () => (nodeAnnotationsSync() ?? '').includes(`${id}-monitor`), 75_000, first.output);
     const before = await condition(`Disk${id}`);
     const eventsBefore = (await events()).filter((e) => e.message.includes('sdc'));
     assert.equal(await first.stop(), 0);

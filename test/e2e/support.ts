@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { REPO } from '../support/agent-process.ts';
 
 export { type AgentProcess, metricValue, startAgent, waitFor } from '../support/agent-process.ts';
@@ -102,13 +103,13 @@ export async function readinessGate(upstreamPort: number): Promise<Gate> {
   return gate;
 }
 
-/** A copy of a kubeconfig whose server points at another local port. */
+/** A copy of a kubeconfig (JSON or YAML) whose every cluster points at another local port. */
 export function kubeconfigVia(kubeconfig: string, port: number, dir: string): string {
-  const text = readFileSync(kubeconfig, 'utf8').replace(
-    /server: https:\/\/127\.0\.0\.1:\d+/,
-    `server: https://127.0.0.1:${port}`,
-  );
+  const config = parseYaml(readFileSync(kubeconfig, 'utf8')) as {
+    clusters: { cluster: { server: string } }[];
+  };
+  for (const { cluster } of config.clusters) cluster.server = `https://127.0.0.1:${port}`;
   const file = join(dir, 'kubeconfig-via-gate');
-  writeFileSync(file, text);
+  writeFileSync(file, JSON.stringify(config));
   return file;
 }
