@@ -77,6 +77,10 @@ describe('SinkLoop.flush', () => {
     assert.equal(flushed.done, true);
     assert.equal(t.sink.calls.length, 1);
     assert.equal(await t.metric('dropped_total', { point: 'flush', watcher: 'api' }), 2);
-    assert.equal(await t.metric('given_up_total', { reason: 'shutdown' }), 1, 'the request cut off mid-flight');
+    assert.equal(
+      await t.metric('given_up_total', { reason: 'shutdown' }),
+      1,
+      'the request cut off mid-flight',
+    );
   });
 });
