@@ -1,5 +1,7 @@
+import { readdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { Registry } from 'prom-client';
 import { Agent } from './agent.ts';
 import { checkOwners } from './conditions/owners.ts';
 import { ConfigError } from './config/errors.ts';
@@ -10,6 +12,7 @@ import { monitorTypes } from './monitors/registry.ts';
 import { runReplay } from './replay/command.ts';
 import { systemClock } from './util/clock.ts';
 import { createLogger, type Logger } from './util/logger.ts';
+import { libcWaitpid, Pid1Reaper } from './util/pid1-reaper.ts';
 import { VERSION } from './version.ts';
 
 /** Rules the agent runs when no --config.* flag is given. */
@@ -63,12 +66,14 @@ export async function run(cli: Cli): Promise<Outcome> {
   }
   const logger = await createLogger();
   for (const flag of parsed.ignored) logger.warn({ flag }, 'flag accepted for NPD compatibility and ignored');
+  const registry = createRegistry();
+  if (process.pid === 1) await startReaper(registry, logger);
   const agent = new Agent({
     options: parsed.options,
     configs,
     types: monitorTypes(),
     clock: systemClock,
-    registry: createRegistry(),
+    registry,
     logger,
     version: VERSION,
     reload:
@@ -78,6 +83,19 @@ export async function run(cli: Cli): Promise<Outcome> {
   });
   await agent.start();
   return { agent, logger, graceMs: parsed.options.shutdownGraceMs };
+}
+
+/** As PID 1 (no tini in front) the agent must reap the orphans its plugins leave behind. */
+async function startReaper(registry: Registry, logger: Logger): Promise<void> {
+  const waitpid = await libcWaitpid();
+  if (!waitpid) {
+    logger.warn(
+      'running as PID 1 without waitpid (koffi unavailable): orphaned plugin children stay zombies',
+    );
+    return;
+  }
+  const fs = { readdir: (p: string) => readdir(p), readFile: (p: string, e: 'utf8') => readFile(p, e) };
+  new Pid1Reaper({ clock: systemClock, registry, logger, fs, waitpid }).start();
 }
 
 function answer(cli: Cli, text: string): Outcome {

@@ -16,7 +16,8 @@ import type { Logger } from './logger.ts';
  *    uses `shareProcessNamespace`; tini reaps every orphan. This is the real fix.
  * 2. A timed-out plugin's whole process group is SIGKILLed (plugin-exec.ts), so hung descendants do not
  *    outlive their run; the usual source of orphans is gone.
- * 3. This module makes whatever remains visible: the gauge npd_zombie_processes counts zombies whose
+ * 3. Without tini, the agent as PID 1 reaps orphans itself (pid1-reaper.ts, waitpid through koffi).
+ * 4. This module makes whatever remains visible: the gauge npd_zombie_processes counts zombies whose
  *    parent is the agent (orphans re-parented to it when it is PID 1), and a warning says what to do.
  */
 
@@ -116,7 +117,9 @@ export function watchZombies(options: ZombieWatchOptions): ZombieWatch {
     collect: async (g) => g.set(await scan()),
   });
   if (fresh && pid === 1) {
-    logger.warn('running as PID 1: Node cannot reap orphaned plugin descendants; run the agent under tini');
+    logger.info(
+      'running as PID 1: orphaned plugin descendants are reaped by the agent (tini does it better)',
+    );
   }
   return { scan };
 }
