@@ -90,6 +90,22 @@ describe('KmsgReader device handling', () => {
     assert.equal(h.device.readCalls, 251);
   });
 
+  it('polls a flooded ring every 10 ms and a quiet one every poll interval', () => {
+    const h = harness();
+    for (let i = 0; i < 40; i++) h.device.write(`burst ${i}`);
+    h.reader.start();
+    h.clock.advance(0);
+    assert.equal(h.batches.length, 1);
+    for (let i = 0; i < 5; i++) h.device.write(`trickle ${i}`);
+    h.clock.advance(10);
+    assert.equal(h.batches.length, 2, 'read 10 ms after a busy drain');
+    h.device.write('late');
+    h.clock.advance(10);
+    assert.equal(h.batches.length, 2, 'after a quiet drain, not before the 200 ms interval');
+    h.clock.advance(190);
+    assert.equal(h.batches.length, 3);
+  });
+
   it('keeps dictionary lines out of messages and unescapes the text', () => {
     const h = harness();
     h.device.write('mlx5_core 0000:03:00.0 enp3s0f0: Link down', {
