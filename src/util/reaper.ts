@@ -117,9 +117,7 @@ export function watchZombies(options: ZombieWatchOptions): ZombieWatch {
     collect: async (g) => g.set(await scan()),
   });
   if (fresh && pid === 1) {
-    logger.info(
-      'running as PID 1: orphaned plugin descendants are reaped by the agent (tini does it better)',
-    );
+    logger.warn('running as PID 1: the agent reaps orphaned plugin descendants itself; tini is better');
   }
   return { scan };
 }
