@@ -167,8 +167,7 @@ export class KmsgReader {
     }
     if (outcome === 'idle') this.backlogDone = true;
     this.failures = 0;
-    // A capped drain continues on the next turn of the event loop instead of after a full interval, and
-    // a busy ring is polled often: the kernel's ring (128 KiB here) holds well under 200 ms of a flood.
+    // A capped drain continues at once; a busy ring is polled often, as it holds under 200 ms of a flood.
     const idleMs = this.opts.pollIntervalMs ?? 200;
     this.schedule(
       outcome === 'more' ? 0 : batch.length >= BUSY_BATCH ? Math.min(idleMs, BUSY_POLL_MS) : idleMs,
