@@ -189,8 +189,20 @@ export async function metric(
   return hit?.value;
 }
 
+/** Throws unless the file holds a positive pid: a pid of 0 would make a kill hit our own process group. */
 export function readPid(file: string): number {
-  return Number(readFileSync(file, 'utf8').trim());
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`${file} holds no pid yet`);
+  return pid;
+}
+
+/** Whether the file already holds a complete pid (the shell creates it before writing the number). */
+export function hasPid(file: string): boolean {
+  try {
+    return readPid(file) > 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Dead means gone, or a zombie that only its (new) parent can still reap. */
@@ -204,6 +216,7 @@ export function isDead(pid: number): boolean {
 }
 
 export function killQuietly(pid: number): void {
+  if (!Number.isInteger(pid) || pid <= 0) return;
   try {
     process.kill(pid, 'SIGKILL');
   } catch {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -12,7 +12,7 @@ import { START_FAILURE_MESSAGE } from '../../../src/monitors/plugin-exec.ts';
 import type { Status } from '../../../src/types.ts';
 import { systemClock } from '../../../src/util/clock.ts';
 import { silentLogger } from '../../../src/util/logger.ts';
-import { fixture, isDead, killQuietly, metric, pluginConfig, readPid } from './helpers.ts';
+import { fixture, hasPid, isDead, killQuietly, metric, pluginConfig, readPid } from './helpers.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'npd-plugin-monitor-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -106,7 +106,7 @@ describe('custom plugin monitor with real plugins', () => {
     const monitor = customPluginMonitorType.create(config, deps());
     const statuses: Status[] = [];
     await monitor.start((s) => statuses.push(s));
-    assert.ok(await until(() => existsSync(pidFile), 5000), 'the plugin started');
+    assert.ok(await until(() => hasPid(pidFile), 5000), 'the plugin started');
     const grandchild = readPid(pidFile);
     try {
       const started = Date.now();
