@@ -2,7 +2,7 @@
 # Copies the shipped rules (rules/*.yaml) into deploy/base/rules/ and regenerates the kustomization
 # there, whose configMapGenerator turns them into the ConfigMap the DaemonSet mounts at /config.
 # kustomize cannot read files outside a kustomization's root, hence the copies. Run it after any
-# change in rules/; `node --import tsx --test test/deploy/manifests.test.ts` fails while they differ.
+# change in rules/; `node --import tsx --test test/deploy/manifests-config.test.ts` fails while they differ.
 #
 #   deploy/sync-rules.sh          copy and regenerate
 #   deploy/sync-rules.sh --check  exit 1 (changing nothing) when the copies are stale

@@ -2,11 +2,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
-import { Agent } from './agent.ts';
+import { Agent, type AgentDeps } from './agent.ts';
 import { checkOwners } from './conditions/owners.ts';
 import { ConfigError } from './config/errors.ts';
 import { type LoadedConfig, loadConfigs } from './config/load.ts';
-import { helpText, type Options, parseOptions } from './config/options.ts';
+import { helpText, type Options, type ParsedOptions, parseOptions } from './config/options.ts';
 import { createRegistry } from './metrics/registry.ts';
 import { monitorTypes } from './monitors/registry.ts';
 import { runReplay } from './replay/command.ts';
@@ -14,6 +14,11 @@ import { systemClock } from './util/clock.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 import { libcWaitpid, Pid1Reaper } from './util/pid1-reaper.ts';
 import { VERSION } from './version.ts';
+
+interface ConfigFile {
+  readonly file: string;
+  readonly kind?: string;
+}
 
 /** Rules the agent runs when no --config.* flag is given. */
 const DEFAULT_RULES = ['kernel.yaml', 'readonly.yaml', 'probes.yaml'];
@@ -39,6 +44,17 @@ export async function run(cli: Cli): Promise<Outcome> {
     };
   }
   const parsed = parseOptions(cli.argv, cli.env, hostname());
+  const early = exitEarly(cli, parsed);
+  if (early) return early;
+  const files = configFiles(parsed.options, cli.rulesDir);
+  const load = configLoader(files);
+  const configs = loadOrReport(cli, load);
+  if (!configs) return { exit: 2 };
+  return startAgent(parsed, configs, reloadSpec(parsed.options, files, load));
+}
+
+/** Bad flags, --help and --version answer without loading any config. */
+function exitEarly(cli: Cli, parsed: ParsedOptions): Outcome | undefined {
   if (parsed.errors.length > 0 || parsed.positional.length > 0) {
     const extra = parsed.positional.map((p) => `unexpected argument: ${p}`);
     cli.err(`${[...parsed.errors, ...extra].join('\n')}\n\n${helpText()}\n`);
@@ -46,8 +62,12 @@ export async function run(cli: Cli): Promise<Outcome> {
   }
   if (parsed.options.help) return answer(cli, helpText());
   if (parsed.options.version) return answer(cli, `node-problem-detector ${VERSION}`);
-  const files = configFiles(parsed.options, cli.rulesDir);
-  const load = () => {
+  return undefined;
+}
+
+/** Shared by startup and hot reload, so a reload is held to the same checks. */
+function configLoader(files: readonly ConfigFile[]): () => LoadedConfig[] {
+  return () => {
     const loaded = loadConfigs(
       files,
       monitorTypes().map((t) => t.configKind),
@@ -56,14 +76,33 @@ export async function run(cli: Cli): Promise<Outcome> {
     if (issues.length > 0) throw new ConfigError(issues);
     return loaded;
   };
-  let configs: LoadedConfig[];
+}
+
+function loadOrReport(cli: Cli, load: () => LoadedConfig[]): LoadedConfig[] | undefined {
   try {
-    configs = load();
+    return load();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     cli.err(`invalid configuration:\n${err.message}\n`);
-    return { exit: 2 };
+    return undefined;
   }
+}
+
+function reloadSpec(
+  options: Options,
+  files: readonly ConfigFile[],
+  load: () => LoadedConfig[],
+): AgentDeps['reload'] {
+  return options.configReloadMs > 0
+    ? { files: files.map((f) => f.file), load, intervalMs: options.configReloadMs }
+    : undefined;
+}
+
+async function startAgent(
+  parsed: ParsedOptions,
+  configs: LoadedConfig[],
+  reload: AgentDeps['reload'],
+): Promise<Outcome> {
   const logger = await createLogger();
   for (const flag of parsed.ignored) logger.warn({ flag }, 'flag accepted for NPD compatibility and ignored');
   const registry = createRegistry();
@@ -76,10 +115,7 @@ export async function run(cli: Cli): Promise<Outcome> {
     registry,
     logger,
     version: VERSION,
-    reload:
-      parsed.options.configReloadMs > 0
-        ? { files: files.map((f) => f.file), load, intervalMs: parsed.options.configReloadMs }
-        : undefined,
+    reload,
   });
   await agent.start();
   return { agent, logger, graceMs: parsed.options.shutdownGraceMs };
@@ -103,7 +139,7 @@ function answer(cli: Cli, text: string): Outcome {
   return { exit: 0 };
 }
 
-function configFiles(o: Options, rulesDir: string): { file: string; kind?: string }[] {
+function configFiles(o: Options, rulesDir: string): ConfigFile[] {
   const flagged = [
     ...o.systemLogMonitors.map((file) => ({ file, kind: 'system-log-monitor' })),
     ...o.customPluginMonitors.map((file) => ({ file, kind: 'custom-plugin-monitor' })),

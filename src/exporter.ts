@@ -5,7 +5,7 @@ import { TaintController } from './conditions/taint.ts';
 import type { Options } from './config/options.ts';
 import type { EventDispatcher, RecorderSource } from './events/dispatcher.ts';
 import { KubeClient } from './k8s/client.ts';
-import { resolveConnection } from './k8s/config.ts';
+import { type ApiConnection, resolveConnection } from './k8s/config.ts';
 import { NodeInfo } from './k8s/node-info.ts';
 import { KubeNodeStatusWriter } from './k8s/node-status-writer.ts';
 import { createEventsV1Pipeline } from './recorder/events-v1-pipeline.ts';
@@ -13,7 +13,7 @@ import { createEventPipeline, type EventPipelineOptions, nodeRef } from './recor
 import { KubeEventSink } from './sinks/k8s-event-sink.ts';
 import { KubeEventsV1Sink } from './sinks/k8s-events-v1-sink.ts';
 import { TypedEventsV1Sink } from './sinks/k8s-events-v1-typed.ts';
-import { createPersistSinks } from './sinks/persist-config.ts';
+import { createPersistSinks, type PersistSinks } from './sinks/persist-config.ts';
 import type { Clock } from './util/clock.ts';
 import type { Logger } from './util/logger.ts';
 
@@ -53,7 +53,12 @@ export interface Exporter {
  * otherwise a standalone exporter that only logs. Nothing here waits for the API server.
  */
 export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
-  const { options, clock, registry, logger } = deps;
+  const connection = await findCluster(deps);
+  return connection ? kubernetes(deps, connection) : standalone(deps);
+}
+
+async function findCluster(deps: ExporterDeps): Promise<ApiConnection | undefined> {
+  const { options, clock, logger } = deps;
   const connection = options.enableK8sExporter
     ? await resolveConnection({
         apiserverOverride: options.apiserverOverride,
@@ -67,8 +72,40 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
       logger.warn('no cluster config found (in-cluster, --kubeconfig, KUBECONFIG); running standalone');
     if (options.taintOnCondition.length > 0)
       logger.warn('--taint-on-condition needs a cluster; no taints will be set');
-    return standalone(deps);
   }
+  return connection;
+}
+
+/** What a running Kubernetes exporter holds on to between attachEvents and stop. */
+interface KubeParts {
+  readonly deps: ExporterDeps;
+  readonly client: KubeClient;
+  readonly nodeInfo: NodeInfo;
+  readonly ownership: Ownership;
+  readonly startup: Promise<StartupPlan | undefined>;
+  readonly conditions: ConditionManager;
+  readonly taints: TaintController | undefined;
+  readonly persist: PersistSinks;
+  readonly startedAt: number;
+}
+
+function kubernetes(deps: ExporterDeps, connection: ApiConnection): Exporter {
+  const { options, clock, registry, logger } = deps;
+  const { client, nodeInfo } = connectNode(deps, connection);
+  const ownership = new Ownership(deps.conditionTypes);
+  const startup = resumeNodeState(deps, nodeInfo, ownership);
+  const conditions = startConditions(deps, client, nodeInfo, ownership, startup);
+  const startedAt = clock.now();
+  const taints = createTaints(deps, client, startup);
+  const persist = createPersistSinks(options, { clock, registry, logger });
+  return kubeExporter({ deps, client, nodeInfo, ownership, startup, conditions, taints, persist, startedAt });
+}
+
+function connectNode(
+  deps: ExporterDeps,
+  connection: ApiConnection,
+): { client: KubeClient; nodeInfo: NodeInfo } {
+  const { options, clock, registry, logger } = deps;
   logger.info(
     { server: connection.server, source: connection.source, node: options.nodeName },
     'reporting to the API server',
@@ -83,21 +120,38 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
   });
   const nodeInfo = new NodeInfo({ client, nodeName: options.nodeName, clock, registry, logger });
   nodeInfo.start();
-  const writer = options.updateNodeConditions
-    ? new KubeNodeStatusWriter(client, options.nodeName, (uid) => nodeInfo.observe(uid))
-    : undefined;
-  const ownership = new Ownership(deps.conditionTypes);
-  const startup = nodeInfo.ready.then(() => {
+  return { client, nodeInfo };
+}
+
+function resumeNodeState(
+  deps: ExporterDeps,
+  nodeInfo: NodeInfo,
+  ownership: Ownership,
+): Promise<StartupPlan | undefined> {
+  return nodeInfo.ready.then(() => {
     const node = nodeInfo.node();
     if (!node) return undefined;
     const plan = ownership.plan(node);
-    logger.info(
+    deps.logger.info(
       { restored: plan.restore.map((c) => `${c.type}=${c.status}`), stale: plan.stale },
       'resuming node state',
     );
     deps.onStartup(plan);
     return plan;
   });
+}
+
+function startConditions(
+  deps: ExporterDeps,
+  client: KubeClient,
+  nodeInfo: NodeInfo,
+  ownership: Ownership,
+  startup: Promise<unknown>,
+): ConditionManager {
+  const { options, clock, registry, logger } = deps;
+  const writer = options.updateNodeConditions
+    ? new KubeNodeStatusWriter(client, options.nodeName, (uid) => nodeInfo.observe(uid))
+    : undefined;
   const conditions = new ConditionManager({
     writer,
     clock,
@@ -109,9 +163,11 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
     onSynced: (sent) => sent && ownership.confirmed(sent),
   });
   conditions.start();
-  const startedAt = clock.now();
-  const taints = createTaints(deps, client, startup);
-  const persist = createPersistSinks(options, { clock, registry, logger });
+  return conditions;
+}
+
+function kubeExporter(parts: KubeParts): Exporter {
+  const { conditions, ownership, taints } = parts;
   let pipeline: EventOutlet | undefined;
   return {
     mode: 'kubernetes',
@@ -122,11 +178,11 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
     },
     ...(taints ? { taints } : {}),
     attachEvents(dispatcher) {
-      void startup.then((plan) => {
-        pipeline = apiEvents(deps, client, nodeInfo.uid() ?? '', persist.watchers);
+      void parts.startup.then((plan) => {
+        pipeline = apiEvents(parts.deps, parts.client, parts.nodeInfo.uid() ?? '', parts.persist.watchers);
         dispatcher.attach(pipeline, {
           watermarks: plan?.watermarks,
-          startedAt,
+          startedAt: parts.startedAt,
           onRecorded: (source, timestamp) => {
             if (ownership.advance(source, timestamp)) conditions.requestSync(WATERMARK_SYNC_MS);
           },
@@ -134,12 +190,12 @@ export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
       });
     },
     async stop(graceMs) {
-      nodeInfo.stop();
+      parts.nodeInfo.stop();
       conditions.stop();
       taints?.stop();
       await pipeline?.shutdown(graceMs);
-      await persist.close();
-      client.close();
+      await parts.persist.close();
+      parts.client.close();
     },
   };
 }

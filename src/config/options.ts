@@ -1,7 +1,7 @@
 import { parseTaintRules, type TaintRule } from '../conditions/taint-spec.ts';
 import { parseHeaderFlags, validatePersistConfig } from '../sinks/persist-config.ts';
 import { parseGoDuration } from '../util/duration.ts';
-import { type FlagSpec, parseFlags } from './flag-parser.ts';
+import { type FlagSpec, type ParsedFlags, parseFlags } from './flag-parser.ts';
 
 /** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
 export interface Options {
@@ -124,70 +124,131 @@ export function parseOptions(
 ): ParsedOptions {
   const parsed = parseFlags(argv, FLAGS);
   const errors = [...parsed.errors];
-  const get = (name: string): string => {
-    const v = parsed.values.get(name);
-    const spec = FLAGS.find((f) => f.name === name);
-    return typeof v === 'string' ? v : (spec?.default ?? '');
-  };
-  const list = (name: string): string[] => {
-    const v = parsed.values.get(name);
-    return Array.isArray(v) ? v : [];
-  };
-  const num = (name: string): number => toNumber(name, get(name), errors);
-  const dur = (name: string): number => toDuration(name, get(name), errors);
-  const systemLog = aliased(
-    list('config.system-log-monitor'),
-    list('system-log-monitors'),
-    'system-log-monitor',
-    errors,
-  );
-  const customPlugin = aliased(
-    list('config.custom-plugin-monitor'),
-    list('custom-plugin-monitors'),
-    'custom-plugin-monitor',
-    errors,
-  );
-  const eventsApi = get('events-api');
-  if (eventsApi !== 'core' && eventsApi !== 'events.k8s.io')
-    errors.push('--events-api must be core or events.k8s.io');
-  dur('apiserver-wait-timeout');
-  dur('apiserver-wait-interval');
-  const taints = parseTaintRules(list('taint-on-condition'));
-  errors.push(...taints.errors);
-  const options: Options = {
-    systemLogMonitors: systemLog,
-    customPluginMonitors: customPlugin,
-    systemStatsMonitors: list('config.system-stats-monitor'),
-    probeMonitors: list('config.probe-monitor'),
-    enableK8sExporter: get('enable-k8s-exporter') === 'true',
-    apiserverOverride: get('apiserver-override'),
-    kubeconfig: get('kubeconfig') || env.KUBECONFIG || '',
-    heartbeatPeriodMs: dur('k8s-exporter-heartbeat-period'),
-    writeEvents: get('k8s-exporter-write-events') === 'true',
-    updateNodeConditions: get('k8s-exporter-update-node-conditions') === 'true',
-    eventNamespace: get('event-namespace'),
-    eventsApi: eventsApi === 'events.k8s.io' ? 'events.k8s.io' : 'core',
-    apiTimeoutMs: dur('api-request-timeout'),
-    eventWebhookUrl: get('event-webhook-url'),
-    eventWebhookHeaders: parseHeaderFlags(list('event-webhook-header'), errors),
-    eventWebhookTimeoutMs: dur('event-webhook-timeout'),
-    eventFile: get('event-file'),
-    eventFileMaxBytes: num('event-file-max-bytes'),
-    nodeName: get('hostname-override') || env.NODE_NAME || hostname,
-    address: get('address'),
-    port: num('port'),
-    prometheusAddress: get('prometheus-address'),
-    prometheusPort: num('prometheus-port'),
-    hostRoot: get('host-root'),
-    shutdownGraceMs: dur('shutdown-grace-period'),
-    configReloadMs: dur('config-reload-period'),
-    taintOnCondition: taints.rules,
-    version: get('version') === 'true',
-    help: get('help') === 'true',
-  };
+  const options = readOptions(flagReader(parsed.values, errors), env, hostname);
   validatePersistConfig(options, errors);
   const ignored = FLAGS.filter((f) => f.ignored && parsed.values.has(f.name)).map((f) => f.name);
   return { options, positional: parsed.positional, errors, ignored };
+}
+
+/** Typed reads of the parsed flags; each bad value adds to `errors`, in the order it is read. */
+interface FlagReader {
+  readonly errors: string[];
+  get(name: string): string;
+  list(name: string): string[];
+  num(name: string): number;
+  dur(name: string): number;
+}
+
+function flagReader(values: ParsedFlags['values'], errors: string[]): FlagReader {
+  const get = (name: string): string => {
+    const v = values.get(name);
+    const spec = FLAGS.find((f) => f.name === name);
+    return typeof v === 'string' ? v : (spec?.default ?? '');
+  };
+  return {
+    errors,
+    get,
+    list: (name) => {
+      const v = values.get(name);
+      return Array.isArray(v) ? v : [];
+    },
+    num: (name) => toNumber(name, get(name), errors),
+    dur: (name) => toDuration(name, get(name), errors),
+  };
+}
+
+function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): Options {
+  const monitors = monitorOptions(f);
+  const eventsApi = f.get('events-api');
+  if (eventsApi !== 'core' && eventsApi !== 'events.k8s.io')
+    f.errors.push('--events-api must be core or events.k8s.io');
+  // Never used, but a malformed value is still an error.
+  f.dur('apiserver-wait-timeout');
+  f.dur('apiserver-wait-interval');
+  const taints = parseTaintRules(f.list('taint-on-condition'));
+  f.errors.push(...taints.errors);
+  return {
+    ...monitors,
+    ...apiOptions(f, env, eventsApi),
+    ...eventSinkOptions(f),
+    nodeName: f.get('hostname-override') || env.NODE_NAME || hostname,
+    address: f.get('address'),
+    port: f.num('port'),
+    prometheusAddress: f.get('prometheus-address'),
+    prometheusPort: f.num('prometheus-port'),
+    hostRoot: f.get('host-root'),
+    shutdownGraceMs: f.dur('shutdown-grace-period'),
+    configReloadMs: f.dur('config-reload-period'),
+    taintOnCondition: taints.rules,
+    version: f.get('version') === 'true',
+    help: f.get('help') === 'true',
+  };
+}
+
+type MonitorOptions = Pick<
+  Options,
+  'systemLogMonitors' | 'customPluginMonitors' | 'systemStatsMonitors' | 'probeMonitors'
+>;
+
+function monitorOptions(f: FlagReader): MonitorOptions {
+  return {
+    systemLogMonitors: aliased(
+      f.list('config.system-log-monitor'),
+      f.list('system-log-monitors'),
+      'system-log-monitor',
+      f.errors,
+    ),
+    customPluginMonitors: aliased(
+      f.list('config.custom-plugin-monitor'),
+      f.list('custom-plugin-monitors'),
+      'custom-plugin-monitor',
+      f.errors,
+    ),
+    systemStatsMonitors: f.list('config.system-stats-monitor'),
+    probeMonitors: f.list('config.probe-monitor'),
+  };
+}
+
+type ApiOptions = Pick<
+  Options,
+  | 'enableK8sExporter'
+  | 'apiserverOverride'
+  | 'kubeconfig'
+  | 'heartbeatPeriodMs'
+  | 'writeEvents'
+  | 'updateNodeConditions'
+  | 'eventNamespace'
+  | 'eventsApi'
+  | 'apiTimeoutMs'
+>;
+
+function apiOptions(f: FlagReader, env: NodeJS.ProcessEnv, eventsApi: string): ApiOptions {
+  return {
+    enableK8sExporter: f.get('enable-k8s-exporter') === 'true',
+    apiserverOverride: f.get('apiserver-override'),
+    kubeconfig: f.get('kubeconfig') || env.KUBECONFIG || '',
+    heartbeatPeriodMs: f.dur('k8s-exporter-heartbeat-period'),
+    writeEvents: f.get('k8s-exporter-write-events') === 'true',
+    updateNodeConditions: f.get('k8s-exporter-update-node-conditions') === 'true',
+    eventNamespace: f.get('event-namespace'),
+    eventsApi: eventsApi === 'events.k8s.io' ? 'events.k8s.io' : 'core',
+    apiTimeoutMs: f.dur('api-request-timeout'),
+  };
+}
+
+type EventSinkOptions = Pick<
+  Options,
+  'eventWebhookUrl' | 'eventWebhookHeaders' | 'eventWebhookTimeoutMs' | 'eventFile' | 'eventFileMaxBytes'
+>;
+
+function eventSinkOptions(f: FlagReader): EventSinkOptions {
+  return {
+    eventWebhookUrl: f.get('event-webhook-url'),
+    eventWebhookHeaders: parseHeaderFlags(f.list('event-webhook-header'), f.errors),
+    eventWebhookTimeoutMs: f.dur('event-webhook-timeout'),
+    eventFile: f.get('event-file'),
+    eventFileMaxBytes: f.num('event-file-max-bytes'),
+  };
 }
 
 /** NPD panics when a deprecated alias is combined with its replacement; we report it instead. */

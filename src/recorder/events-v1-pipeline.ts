@@ -1,10 +1,15 @@
 import type { Registry } from 'prom-client';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
-import { type EventsV1Sink, makeEventsV1Event, type V1ObjectReference } from './events-v1.ts';
+import {
+  type EventsV1Event,
+  type EventsV1Sink,
+  makeEventsV1Event,
+  type V1ObjectReference,
+} from './events-v1.ts';
 import { EventsV1Recorder } from './events-v1-recorder.ts';
 import { recorderMetrics } from './metrics.ts';
-import { monotonicNanos } from './names.ts';
+import { monotonicNanos, type NanoSource } from './names.ts';
 import type { EventType } from './types.ts';
 
 export interface EventsV1PipelineOptions {
@@ -33,38 +38,17 @@ export function createEventsV1Pipeline(opts: EventsV1PipelineOptions) {
   const nanos = monotonicNanos(opts.clock);
   const dropped = recorderMetrics(opts.registry).dropped;
   const sources = new Map<string, SourceQueue>();
-  const queueFor = (source: string): SourceQueue => {
-    let q = sources.get(source);
-    if (!q) {
-      const recorder = new EventsV1Recorder({ ...opts, source });
-      recorder.start();
-      q = { recorder, queue: [], running: false };
-      sources.set(source, q);
-    }
-    return q;
-  };
-  const drain = async (q: SourceQueue) => {
-    q.running = true;
-    for (let next = q.queue.shift(); next; next = q.queue.shift()) await next();
-    q.running = false;
-  };
   return {
     recorderFor(source: string) {
       return {
         event(type: EventType, reason: string, message: string): boolean {
-          const q = queueFor(source);
+          const q = queueFor(sources, opts, source);
           if (q.queue.length >= QUEUE_LIMIT) {
             dropped.inc({ point: 'watcher', source, watcher: 'events-v1' });
             return false;
           }
-          const init = { regarding: opts.node, type, reason, action: reason, note: message };
-          const ev = makeEventsV1Event(
-            { ...init, reportingController: source, reportingInstance: opts.host, namespace: opts.namespace },
-            opts.clock.now(),
-            nanos(),
-          );
-          q.queue.push(() => q.recorder.record(ev));
-          if (!q.running) void drain(q);
+          const ev = v1Event(opts, nanos, source, { type, reason, message });
+          enqueue(q, () => q.recorder.record(ev));
           return true;
         },
       };
@@ -73,4 +57,45 @@ export function createEventsV1Pipeline(opts: EventsV1PipelineOptions) {
       for (const q of sources.values()) q.recorder.stop();
     },
   };
+}
+
+/** A source's recorder starts with its first event, so silent sources cost nothing. */
+function queueFor(
+  sources: Map<string, SourceQueue>,
+  opts: EventsV1PipelineOptions,
+  source: string,
+): SourceQueue {
+  let q = sources.get(source);
+  if (!q) {
+    const recorder = new EventsV1Recorder({ ...opts, source });
+    recorder.start();
+    q = { recorder, queue: [], running: false };
+    sources.set(source, q);
+  }
+  return q;
+}
+
+function v1Event(
+  opts: EventsV1PipelineOptions,
+  nanos: NanoSource,
+  source: string,
+  { type, reason, message }: { type: EventType; reason: string; message: string },
+): EventsV1Event {
+  const init = { regarding: opts.node, type, reason, action: reason, note: message };
+  return makeEventsV1Event(
+    { ...init, reportingController: source, reportingInstance: opts.host, namespace: opts.namespace },
+    opts.clock.now(),
+    nanos(),
+  );
+}
+
+function enqueue(q: SourceQueue, task: () => Promise<void>): void {
+  q.queue.push(task);
+  if (!q.running) void drain(q);
+}
+
+async function drain(q: SourceQueue): Promise<void> {
+  q.running = true;
+  for (let next = q.queue.shift(); next; next = q.queue.shift()) await next();
+  q.running = false;
 }

@@ -3,39 +3,23 @@
 // relative links resolve.
 //   node --import tsx --test test/deploy/docs.test.ts
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { FLAGS } from '../../src/config/options.ts';
+import {
+  agentContainer,
+  configMapData,
+  kubectlSkip,
+  kustomizeBase,
+  one,
+  registeredMetricNames,
+  ROOT,
+} from './support.ts';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const KUBECTL = '/usr/bin/kubectl';
 const DOCS = ['install.md', 'migration-from-npd.md', 'consumers.md', 'metrics.md', 'troubleshooting.md'];
 const read = (doc: string): string => readFileSync(join(ROOT, 'docs', doc), 'utf8');
-
-function registeredMetrics(): Set<string> {
-  const names = new Set<string>();
-  const walk = (dir: string): void => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts')) {
-        for (const m of readFileSync(p, 'utf8').matchAll(/'((?:npd|problem)_[a-z0-9_]+)'/g)) names.add(m[1]!);
-      }
-    }
-  };
-  walk(join(ROOT, 'src'));
-  return names;
-}
-
-interface Rendered {
-  kind: string;
-  data?: Record<string, string>;
-  spec?: { template: { spec: { containers: { args: string[] }[] } } };
-}
 
 /** Fenced blocks of one language. */
 function blocks(text: string, lang: string): string[] {
@@ -45,7 +29,7 @@ function blocks(text: string, lang: string): string[] {
 describe('deployment docs', () => {
   test('docs/metrics.md documents every metric the agent registers, and no other', () => {
     const text = read('metrics.md');
-    const known = registeredMetrics();
+    const known = registeredMetricNames();
     assert.ok(known.size > 20, 'metric scan works');
     const documented = new Set([...text.matchAll(/`((?:npd|problem)_[a-z0-9_]+)`/g)].map((m) => m[1]!));
     const rows = new Set([...text.matchAll(/^\| `((?:npd|problem)_[a-z0-9_]+)` \|/gm)].map((m) => m[1]!));
@@ -104,37 +88,22 @@ describe('deployment docs', () => {
   });
 
   test('the args patch in install.md renders and names files of the rules ConfigMap', {
-    skip: existsSync(KUBECTL) ? false : 'no kubectl',
+    skip: kubectlSkip,
   }, () => {
     const patchBlock = blocks(read('install.md'), 'yaml').find((b) => b.startsWith('patches:'));
     assert.ok(patchBlock, 'install.md has a patches: example');
-    const dir = mkdtempSync(join(tmpdir(), 'npd-docs-'));
-    try {
-      const kustomization = [
-        'apiVersion: kustomize.config.k8s.io/v1beta1',
-        'kind: Kustomization',
-        'resources:',
-        `  - ${relative(dir, join(ROOT, 'deploy/base'))}`,
-        patchBlock,
-      ].join('\n');
-      writeFileSync(join(dir, 'kustomization.yaml'), kustomization);
-      const out = execFileSync(KUBECTL, ['kustomize', dir], { encoding: 'utf8' });
-      const docs = parseAllDocuments(out).map((d) => d.toJS() as Rendered);
-      const ds = docs.find((d) => d.kind === 'DaemonSet')!;
-      const args = ds.spec!.template.spec.containers[0]!.args;
-      const logArg = args.find((a) => a.startsWith('--config.system-log-monitor='));
-      assert.ok(logArg?.includes('/config/containerd.yaml'), `patched args: ${args.join(' ')}`);
-      assert.ok(logArg);
-      assert.ok(
-        args.some((a) => a.startsWith('--config.probe-monitor=')),
-        'the probe monitor arg is untouched',
-      );
-      const keys = docs.filter((d) => d.kind === 'ConfigMap').flatMap((d) => Object.keys(d.data ?? {}));
-      for (const f of logArg.slice(logArg.indexOf('=') + 1).split(',')) {
-        assert.ok(keys.includes(f.replace('/config/', '')), `${f} is in the ConfigMaps`);
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    const docs = kustomizeBase(() => [patchBlock]);
+    const args = agentContainer(one(docs, 'DaemonSet')).args;
+    const logArg = args.find((a) => a.startsWith('--config.system-log-monitor='));
+    assert.ok(logArg?.includes('/config/containerd.yaml'), `patched args: ${args.join(' ')}`);
+    assert.ok(logArg);
+    assert.ok(
+      args.some((a) => a.startsWith('--config.probe-monitor=')),
+      'the probe monitor arg is untouched',
+    );
+    const keys = Object.keys(configMapData(docs));
+    for (const f of logArg.slice(logArg.indexOf('=') + 1).split(',')) {
+      assert.ok(keys.includes(f.replace('/config/', '')), `${f} is in the ConfigMaps`);
     }
   });
 });

@@ -6,24 +6,21 @@
 // ServiceMonitor and PrometheusRule are prometheus-operator CRDs, absent from a bare API server. The
 // test installs two minimal CRDs for them (group, version, kind, names; schema "preserve unknown
 // fields"), so the server checks their apiVersion, kind and metadata but not their spec; the spec is
-// checked client-side in manifests.test.ts.
+// checked client-side in manifests-metrics.test.ts.
 //
 // Skipped, with the reason, when kubectl, the harness or the control-plane binaries are unavailable.
 // The first run builds the binaries (test/e2e/controlplane/build.sh; 10-25 min cold, cached after).
 //   node --import tsx --test test/deploy/server-dry-run.test.ts
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { type Doc, KUBECTL, kustomizeWith, renderBase, renderOverlay } from './support.ts';
 
 type Harness = typeof import('../e2e/harness/controlplane.ts');
 type ControlPlane = Awaited<ReturnType<Harness['startControlPlane']>>;
-
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const KUBECTL = '/usr/bin/kubectl';
 
 async function availability(): Promise<{
   skip: string | false;
@@ -54,36 +51,6 @@ async function availability(): Promise<{
 
 const avail = await availability();
 if (avail.skip) process.stderr.write(`server-dry-run: skipped: ${avail.skip}\n`);
-
-type Doc = {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  [k: string]: unknown;
-};
-
-function kustomize(dir: string): Doc[] {
-  const out = execFileSync(KUBECTL, ['kustomize', dir], { encoding: 'utf8' });
-  return parseAllDocuments(out).map((d) => d.toJS() as Doc);
-}
-
-function kustomizeWith(components: string[]): Doc[] {
-  const dir = mkdtempSync(join(tmpdir(), 'npd-kustomize-'));
-  try {
-    const lines = [
-      'apiVersion: kustomize.config.k8s.io/v1beta1',
-      'kind: Kustomization',
-      'resources:',
-      `  - ${relative(dir, join(ROOT, 'deploy/base'))}`,
-      'components:',
-      ...components.map((c) => `  - ${relative(dir, join(ROOT, 'deploy/components', c))}`),
-    ];
-    writeFileSync(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
-    return kustomize(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const toYaml = (docs: readonly Doc[]): string => docs.map((d) => stringify(d)).join('---\n');
 
@@ -172,12 +139,12 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
   });
 
   test('deploy/base is accepted', async () => {
-    const docs = kustomize(join(ROOT, 'deploy/base'));
+    const docs = renderBase();
     assertAllAccepted(docs, await dryRun(docs));
   });
 
   test('deploy/overlays/example (base + metrics) is accepted', async () => {
-    const docs = kustomize(join(ROOT, 'deploy/overlays/example'));
+    const docs = renderOverlay();
     assert.ok(docs.some((d) => d.kind === 'ServiceMonitor') && docs.some((d) => d.kind === 'PrometheusRule'));
     assertAllAccepted(docs, await dryRun(docs));
   });
@@ -196,7 +163,7 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
   });
 
   test('control: the server rejects a broken DaemonSet (the dry run really validates)', async () => {
-    const docs = kustomize(join(ROOT, 'deploy/base'));
+    const docs = renderBase();
     const ds = structuredClone(docs.find((d) => d.kind === 'DaemonSet')!) as Doc & MutableDaemonSet;
     const container = ds.spec.template.spec.containers[0]!;
     container.securityContext.capabilites = container.securityContext.capabilities; // misspelt field

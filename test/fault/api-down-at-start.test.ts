@@ -3,88 +3,58 @@
 // the events arrive carrying the Node's UID. Events beyond the bounded pre-UID queue are counted.
 // (test/e2e/agent-outage.test.ts covers an outage of an agent that had already connected.)
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { AGENT_USER, type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
+import { test } from 'node:test';
 import {
-  type AgentProcess,
-  accounted,
-  agentArgs,
-  eventAccount,
+  AGENT_USER,
   eventsOf,
-  type Gate,
+  faultSuite,
+  healthz,
+  initialCondition,
   kmsg,
-  kubeconfigThrough,
-  marker,
-  nodeCondition,
-  readinessGate,
+  markedNames,
+  metricOf,
+  permanentRule,
   scrape,
-  startAgent,
+  settledAccount,
   sum,
+  temporaryRule,
+  untilCondition,
+  untilEvent,
   waitFor,
-  workDir,
-  writeConfig,
+  writeMonitor,
 } from './support.ts';
 
-const id = marker('down');
-const source = `${id}-monitor`;
-const condition = `Down${id}`;
+const { id, source, condition } = markedNames('down', 'Down');
 /** EventDispatcher's MAX_PENDING: events wait for the Node UID in a queue this long. */
 const PENDING_LIMIT = 1000;
 const BURST = PENDING_LIMIT + 50;
 
-let cp: ControlPlane;
-let gate: Gate;
-let agent: AgentProcess;
-
-before(
-  async () => {
-    cp = await startControlPlane();
-    gate = await readinessGate(cp.port);
-    gate.open = false;
-    const dir = workDir();
-    const config = writeConfig(dir, 'down.yaml', [
-      'plugin: kmsg',
-      `source: ${source}`,
-      'conditions:',
-      `  - type: ${condition}`,
-      '    reason: NoProblem',
-      '    message: all good',
-      'rules:',
-      '  - type: permanent',
-      `    condition: ${condition}`,
-      '    reason: DiskGone',
-      `    pattern: '${id}: disk vanished'`,
-      '  - type: temporary',
-      '    reason: Burst',
-      `    pattern: '${id}: burst line \\d+'`,
-    ]);
-    agent = await startAgent(
-      agentArgs(kubeconfigThrough(cp.agentKubeconfig, gate.port, dir), cp.nodeName, [config]),
-      {
-        KUBECONFIG: '',
-      },
-    );
-  },
-  { timeout: 10 * 60_000 },
-);
-
-after(async () => {
-  const code = await agent?.stop();
-  await gate?.close();
-  await cp?.stop({ failed: code !== 0 });
+const s = faultSuite({
+  front: 'closed-gate',
+  configs: (dir) => [
+    writeMonitor(dir, 'down.yaml', {
+      plugin: 'kmsg',
+      source,
+      conditions: [initialCondition(condition, 'NoProblem', 'all good')],
+      rules: [
+        permanentRule(condition, 'DiskGone', `${id}: disk vanished`),
+        temporaryRule('Burst', `${id}: burst line \\d+`),
+      ],
+    }),
+  ],
 });
 
 test('started without an API server: detects, queues, and reports everything once it is reachable', {
   timeout: 240_000,
 }, async () => {
+  const { cp, agent } = s;
   kmsg(`${id}: disk vanished`);
   // In slices, so the 128 KiB kernel ring never overflows between two reads of the agent.
   for (let i = 0; i < BURST; i += 150) {
     kmsg(...Array.from({ length: Math.min(150, BURST - i) }, (_, k) => `${id}: burst line ${i + k}`));
     await new Promise((r) => setTimeout(r, 300));
   }
-  const counter = async (reason: string) =>
-    sum(await scrape(agent.metricsUrl), 'problem_counter', `reason="${reason}"`);
+  const counter = (reason: string) => metricOf(agent, 'problem_counter', `reason="${reason}"`);
   await waitFor(async () => (await counter('Burst')) === BURST, 60_000, agent.output);
   assert.equal(await counter('DiskGone'), 1);
   const m = await scrape(agent.metricsUrl);
@@ -92,20 +62,15 @@ test('started without an API server: detects, queues, and reports everything onc
   assert.equal(sum(m, 'npd_events_dropped_total', 'point="awaiting_node_uid"'), BURST + 1 - PENDING_LIMIT);
   assert.equal(cp.countAudit({ user: AGENT_USER }), 0, 'nothing reached the apiserver');
   assert.equal(agent.child.exitCode, null, 'the agent keeps running');
-  assert.equal((await fetch(`${agent.statusUrl}/healthz`)).status, 200);
+  assert.equal(await healthz(agent), 200);
 
-  gate.open = true;
-  await waitFor(async () => (await nodeCondition(cp, condition))?.status === 'True', 60_000, agent.output);
-  await waitFor(
-    async () => (await eventsOf(cp, source)).some((e) => e.reason === 'DiskGone'),
-    60_000,
-    agent.output,
-  );
+  s.gate.open = true;
+  await untilCondition(s, condition, 'True');
+  await untilEvent(s, source, 'DiskGone');
   const events = await eventsOf(cp, source);
   for (const e of events) assert.equal(e.involvedObject.uid, cp.nodeUid, `${e.reason} carries the Node UID`);
   // Every detected event is recorded or counted as dropped before the recorder...
-  await waitFor(async () => accounted(await eventAccount(agent.metricsUrl, source)), 60_000, agent.output);
-  const a = await eventAccount(agent.metricsUrl, source);
+  const a = await settledAccount(agent, source);
   assert.equal(a.recorded + a.droppedBeforeRecorder, BURST + 1);
   // ...and the apiserver saw exactly the writes the agent counts as successful.
   const ok = cp.countAudit({ user: AGENT_USER, resource: 'events', code: (c) => c < 300 });

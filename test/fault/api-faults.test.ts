@@ -1,119 +1,71 @@
 // The API server misbehaves: 429 with Retry-After, 500/503, and answers slower than the request
-// timeout. A fault proxy (support.ts) sits between the agent and the real kube-apiserver and faults the
-// first N matching requests. The agent keeps running, every failed request is a metric, and the Node
-// and its Events end up right.
+// timeout. A fault proxy (fault-proxy.ts) sits between the agent and the real kube-apiserver and faults
+// the first N matching requests. The agent keeps running, every failed request is a metric, and the
+// Node and its Events end up right.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
+import { test } from 'node:test';
 import {
   type AgentProcess,
-  accounted,
-  agentArgs,
-  eventAccount,
+  type ControlPlane,
   eventsOf,
   type Fault,
-  type FaultProxy,
-  faultProxy,
+  faultSuite,
+  initialCondition,
   kmsg,
-  kubeconfigThrough,
-  marker,
-  nodeCondition,
-  scrape,
-  startAgent,
-  sum,
+  markedNames,
+  metricOf,
+  permanentRule,
+  settledAccount,
+  temporaryRule,
+  untilCondition,
+  untilEvent,
   waitFor,
-  workDir,
-  writeConfig,
+  writeMonitor,
 } from './support.ts';
 
-let cp: ControlPlane;
-let proxy: FaultProxy;
-const dir = workDir();
+const s = faultSuite({ front: 'proxy' });
 const EVENTS = /^\/api\/v1\/namespaces\/default\/events$/;
-
-before(
-  async () => {
-    cp = await startControlPlane();
-    proxy = await faultProxy(cp);
-  },
-  { timeout: 10 * 60_000 },
-);
-
-after(async () => {
-  await proxy?.close();
-  await cp?.stop();
-});
 
 interface Case {
   id: string;
   source: string;
   condition: string;
+  cp: ControlPlane;
   agent: AgentProcess;
 }
 
 /** An agent behind the proxy with one condition (Broken*) and a temporary rule (Flaky*). */
-async function startCase(name: string, extraArgs: string[] = []): Promise<Case> {
-  const id = marker(name);
-  const source = `${id}-monitor`;
-  const condition = `Broken${id}`;
-  const config = writeConfig(dir, `${id}.yaml`, [
-    'plugin: kmsg',
-    `source: ${source}`,
-    'conditions:',
-    `  - type: ${condition}`,
-    '    reason: Fine',
-    '    message: fine',
-    'rules:',
-    '  - type: permanent',
-    `    condition: ${condition}`,
-    '    reason: Broke',
-    `    pattern: '${id}: device broke'`,
-    '  - type: temporary',
-    '    reason: Flaky$n',
-    `    pattern: '${id}: flaky (?P<n>\\d+)'`,
-  ]);
-  const kubeconfig = kubeconfigThrough(cp.agentKubeconfig, proxy.port, dir);
-  const agent = await startAgent([...agentArgs(kubeconfig, cp.nodeName, [config]), ...extraArgs], {
-    KUBECONFIG: '',
+async function startCase(name: string, flags: string[] = []): Promise<Case> {
+  const { id, source, condition } = markedNames(name, 'Broken');
+  const config = writeMonitor(s.dir, `${id}.yaml`, {
+    plugin: 'kmsg',
+    source,
+    conditions: [initialCondition(condition, 'Fine')],
+    rules: [
+      permanentRule(condition, 'Broke', `${id}: device broke`),
+      temporaryRule('Flaky$n', `${id}: flaky (?P<n>\\d+)`),
+    ],
   });
-  await waitFor(async () => (await nodeCondition(cp, condition))?.status === 'False', 30_000, agent.output);
-  return { id, source, condition, agent };
+  const c = { id, source, condition, cp: s.cp, agent: await s.startAgent([config], { flags }) };
+  await untilCondition(c, condition, 'False', 30_000);
+  return c;
 }
 
-const statusPath = () => new RegExp(`^/api/v1/nodes/${cp.nodeName}/status$`);
+const statusPath = () => new RegExp(`^/api/v1/nodes/${s.cp.nodeName}/status$`);
 
-async function metric(c: Case, name: string, ...labels: string[]): Promise<number> {
-  return sum(await scrape(c.agent.metricsUrl), name, ...labels);
-}
-
-async function settledAccount(c: Case) {
-  await waitFor(
-    async () => accounted(await eventAccount(c.agent.metricsUrl, c.source)),
-    60_000,
-    c.agent.output,
-  );
-  return eventAccount(c.agent.metricsUrl, c.source);
-}
+const metric = (c: Case, name: string, ...labels: string[]) => metricOf(c.agent, name, ...labels);
 
 async function finish(c: Case): Promise<void> {
   assert.equal(c.agent.child.exitCode, null, 'the agent kept running');
   assert.equal(await c.agent.stop(), 0);
 }
 
-/** Waits (bounded) for the Node condition / an Event of this case's source, with the agent's log on failure. */
-const conditionIs = (c: Case, status: string) =>
-  waitFor(async () => (await nodeCondition(cp, c.condition))?.status === status, 90_000, c.agent.output);
-const eventArrives = (c: Case, reason: string) =>
-  waitFor(
-    async () => (await eventsOf(cp, c.source)).some((e) => e.reason === reason),
-    60_000,
-    c.agent.output,
-  );
+const conditionIs = (c: Case, status: string) => untilCondition(c, c.condition, status, 90_000);
 const metricReaches = (c: Case, n: number, name: string, ...labels: string[]) =>
   waitFor(async () => (await metric(c, name, ...labels)) >= n, 60_000, c.agent.output);
 
 const fault = (method: string, path: RegExp, times: number, f: Fault) =>
-  proxy.inject({ method, path, times, fault: f });
+  s.proxy.inject({ method, path, times, fault: f });
 
 test('429 with Retry-After on event POSTs and status PATCHes: both retried until they land', {
   timeout: 300_000,
@@ -123,13 +75,13 @@ test('429 with Retry-After on event POSTs and status PATCHes: both retried until
   fault('PATCH', statusPath(), 3, { kind: 'status', status: 429, retryAfter: '1' });
   kmsg(`${c.id}: device broke`);
   await conditionIs(c, 'True');
-  await eventArrives(c, 'Broke');
+  await untilEvent(c, c.source, 'Broke');
   assert.equal(await metric(c, 'npd_apiserver_requests_total', 'code="429"'), 6);
   assert.equal(await metric(c, 'npd_events_retries_total', `source="${c.source}"`), 3);
   assert.equal(await metric(c, 'npd_condition_sync_total', 'result="failure"'), 3);
-  const a = await settledAccount(c);
+  const a = await settledAccount(c.agent, c.source);
   assert.equal(a.givenUp, 0, 'nothing abandoned');
-  assert.equal((await eventsOf(cp, c.source)).length, 1);
+  assert.equal((await eventsOf(c.cp, c.source)).length, 1);
   await finish(c);
 });
 
@@ -142,18 +94,18 @@ test('500 without Retry-After: an event is given up (counted), 503 with it is re
   await metricReaches(c, 1, 'npd_events_given_up_total', 'reason="rejected"');
   fault('POST', EVENTS, 2, { kind: 'status', status: 503, retryAfter: '1' });
   kmsg(`${c.id}: flaky 2`);
-  await eventArrives(c, 'Flaky2');
+  await untilEvent(c, c.source, 'Flaky2');
   fault('PATCH', statusPath(), 3, { kind: 'status', status: 500 });
   kmsg(`${c.id}: device broke`);
   await conditionIs(c, 'True');
-  await eventArrives(c, 'Broke');
+  await untilEvent(c, c.source, 'Broke');
   assert.ok((await metric(c, 'npd_condition_sync_retries_total')) >= 3, 'quick retries within one sync');
   assert.equal(await metric(c, 'npd_apiserver_requests_total', 'code="500"'), 4);
   assert.equal(await metric(c, 'npd_apiserver_requests_total', 'code="503"'), 2);
   assert.equal(await metric(c, 'npd_events_retries_total', `source="${c.source}"`), 2);
-  const reasons = (await eventsOf(cp, c.source)).map((e) => e.reason).sort();
+  const reasons = (await eventsOf(c.cp, c.source)).map((e) => e.reason).sort();
   assert.deepEqual(reasons, ['Broke', 'Flaky2'], 'the given-up event is the only one missing');
-  const a = await settledAccount(c);
+  const a = await settledAccount(c.agent, c.source);
   assert.equal(a.givenUp, 1, 'the one loss is counted');
   await finish(c);
 });
@@ -168,13 +120,13 @@ test('slower than --api-request-timeout: timeouts are counted and retried, nothi
   kmsg(`${c.id}: device broke`);
   await conditionIs(c, 'True');
   await metricReaches(c, 1, 'npd_events_retries_total', `source="${c.source}"`);
-  await eventArrives(c, 'Broke');
+  await untilEvent(c, c.source, 'Broke');
   assert.equal(await metric(c, 'npd_apiserver_requests_total', 'code="error"'), 2, 'both timeouts counted');
   assert.ok((await metric(c, 'npd_condition_sync_retries_total')) >= 1);
-  await settledAccount(c);
+  await settledAccount(c.agent, c.source);
   // Let a late duplicate show up before asserting there is none.
   await new Promise((r) => setTimeout(r, 5000));
-  const events = await eventsOf(cp, c.source);
+  const events = await eventsOf(c.cp, c.source);
   assert.equal(events.length, 1, 'one Event object despite the retry');
   assert.equal(events[0]?.count ?? 1, 1);
   await finish(c);

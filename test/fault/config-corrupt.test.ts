@@ -5,77 +5,53 @@
 // invalid regex; this covers files that do not parse or do not exist.
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
+import { test } from 'node:test';
 import {
-  type AgentProcess,
-  agentArgs,
   eventsOf,
+  faultSuite,
+  healthz,
+  initialCondition,
   kmsg,
-  marker,
+  markedNames,
+  metricOf,
   nodeCondition,
-  scrape,
-  startAgent,
-  sum,
+  permanentRule,
+  temporaryRule,
+  untilCondition,
+  untilEvent,
   waitFor,
-  workDir,
-  writeConfig,
+  writeMonitor,
 } from './support.ts';
 
-const id = marker('reload');
-const source = `${id}-monitor`;
-const condition = `Reload${id}`;
-const dir = workDir();
-
-let cp: ControlPlane;
-let agent: AgentProcess;
+const { id, source, condition } = markedNames('reload', 'Reload');
 let file: string;
 
-function config(extraRules: string[] = []): string {
-  return writeConfig(dir, 'reload.yaml', [
-    'plugin: kmsg',
-    `source: ${source}`,
-    'conditions:',
-    `  - type: ${condition}`,
-    '    reason: Fine',
-    '    message: fine',
-    'rules:',
-    '  - type: permanent',
-    `    condition: ${condition}`,
-    '    reason: FirstRule',
-    `    pattern: '${id}: first rule fires'`,
-    ...extraRules,
-  ]);
+function config(dir: string, extraRules: object[] = []): string {
+  return writeMonitor(dir, 'reload.yaml', {
+    plugin: 'kmsg',
+    source,
+    conditions: [initialCondition(condition, 'Fine')],
+    rules: [permanentRule(condition, 'FirstRule', `${id}: first rule fires`), ...extraRules],
+  });
 }
 
-before(
-  async () => {
-    cp = await startControlPlane();
-    file = config();
-    agent = await startAgent(
-      [...agentArgs(cp.agentKubeconfig, cp.nodeName, [file]), '--config-reload-period=1s'],
-      {
-        KUBECONFIG: '',
-      },
-    );
-    await waitFor(async () => (await nodeCondition(cp, condition))?.status === 'False', 30_000, agent.output);
+const s = faultSuite({
+  configs: (dir) => {
+    file = config(dir);
+    return [file];
   },
-  { timeout: 10 * 60_000 },
-);
-
-after(async () => {
-  const code = await agent?.stop();
-  await cp?.stop({ failed: code !== 0 });
+  flags: ['--config-reload-period=1s'],
+  ready: (suite) => untilCondition(suite, condition, 'False', 30_000),
 });
 
-const metric = async (name: string, ...labels: string[]) =>
-  sum(await scrape(agent.metricsUrl), name, ...labels);
+const metric = (name: string, ...labels: string[]) => metricOf(s.agent, name, ...labels);
 const lastOk = () => metric('npd_config_last_reload_successful');
 const failures = () => metric('npd_config_reloads_total', 'result="failure"');
 
 test('a corrupted or missing config is refused, the running one keeps working, a fix applies', {
   timeout: 180_000,
 }, async () => {
+  const { cp, agent } = s;
   const pid = agent.child.pid;
   const good = readFileSync(file, 'utf8');
   // A write cut off half-way: the YAML no longer parses.
@@ -83,22 +59,18 @@ test('a corrupted or missing config is refused, the running one keeps working, a
   await waitFor(async () => (await lastOk()) === 0, 30_000, agent.output);
   assert.equal(await failures(), 1);
   kmsg(`${id}: first rule fires`);
-  await waitFor(async () => (await nodeCondition(cp, condition))?.status === 'True', 30_000, agent.output);
+  await untilCondition(s, condition, 'True', 30_000);
 
   rmSync(file);
   await waitFor(async () => (await failures()) === 2, 30_000, agent.output);
   assert.equal(await lastOk(), 0);
-  assert.equal((await fetch(`${agent.statusUrl}/healthz`)).status, 200, 'still healthy on the old config');
+  assert.equal(await healthz(agent), 200, 'still healthy on the old config');
 
-  config(['  - type: temporary', '    reason: SecondRule', `    pattern: '${id}: second rule fires'`]);
+  config(s.dir, [temporaryRule('SecondRule', `${id}: second rule fires`)]);
   await waitFor(async () => (await lastOk()) === 1, 30_000, agent.output);
   assert.equal(await metric('npd_config_reloads_total', 'result="success"'), 1);
   kmsg(`${id}: second rule fires`);
-  await waitFor(
-    async () => (await eventsOf(cp, source)).some((e) => e.reason === 'SecondRule'),
-    30_000,
-    agent.output,
-  );
+  await untilEvent(s, source, 'SecondRule', 30_000);
   const reasons = (await eventsOf(cp, source)).map((e) => e.reason).sort();
   assert.deepEqual(reasons, ['FirstRule', 'SecondRule']);
   assert.equal((await nodeCondition(cp, condition))?.status, 'True', 'the reload kept the condition');

@@ -5,73 +5,51 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { childProcesses } from '../bench/proc.ts';
-import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
 import {
-  type AgentProcess,
-  agentArgs,
-  marker,
+  faultSuite,
+  healthz,
+  initialCondition,
+  markedNames,
+  metricOf,
   nodeCondition,
-  scrape,
-  startAgent,
-  sum,
+  permanentRule,
+  untilCondition,
   waitFor,
-  workDir,
-  writeConfig,
+  writeMonitor,
 } from './support.ts';
 
-const id = marker('journal');
-const source = `${id}-monitor`;
-const condition = `Journal${id}`;
+const { id, source, condition } = markedNames('journal', 'Journal');
 
-let cp: ControlPlane;
-let agent: AgentProcess;
-
-before(
-  async () => {
-    cp = await startControlPlane();
-    const dir = workDir();
+const s = faultSuite({
+  configs: (dir) => {
     const journal = join(dir, 'journal');
     mkdirSync(journal);
-    const config = writeConfig(dir, 'journal.yaml', [
-      'plugin: journald',
-      `logPath: ${journal}`,
-      'pluginConfig:',
-      `  source: ${id}`,
-      `source: ${source}`,
-      'conditions:',
-      `  - type: ${condition}`,
-      '    reason: JournalFine',
-      '    message: fine',
-      'rules:',
-      '  - type: permanent',
-      `    condition: ${condition}`,
-      '    reason: JournalBroke',
-      `    pattern: '${id}: broke'`,
-    ]);
-    agent = await startAgent(agentArgs(cp.agentKubeconfig, cp.nodeName, [config]), { KUBECONFIG: '' });
+    const config = writeMonitor(dir, 'journal.yaml', {
+      plugin: 'journald',
+      logPath: journal,
+      pluginConfig: { source: id },
+      source,
+      conditions: [initialCondition(condition, 'JournalFine')],
+      rules: [permanentRule(condition, 'JournalBroke', `${id}: broke`)],
+    });
+    return [config];
   },
-  { timeout: 10 * 60_000 },
-);
-
-after(async () => {
-  const code = await agent?.stop();
-  await cp?.stop({ failed: code !== 0 });
 });
 
 function journalctl(): number | undefined {
-  const pid = agent.child.pid as number;
+  const pid = s.agent.child.pid as number;
   return childProcesses(pid).find((c) => c.cmdline[0]?.endsWith('journalctl'))?.pid;
 }
 
-const restarts = async () =>
-  sum(await scrape(agent.metricsUrl), 'npd_journal_restarts_total', `source="${source}"`);
+const restarts = () => metricOf(s.agent, 'npd_journal_restarts_total', `source="${source}"`);
 
 test('a killed journalctl is restarted and counted; the agent itself keeps running', {
   timeout: 120_000,
 }, async () => {
-  await waitFor(async () => (await nodeCondition(cp, condition))?.status === 'False', 30_000, agent.output);
+  const { cp, agent } = s;
+  await untilCondition(s, condition, 'False', 30_000);
   await waitFor(() => journalctl() !== undefined, 30_000, agent.output);
   const agentPid = agent.child.pid;
   const before = await restarts();
@@ -84,11 +62,7 @@ test('a killed journalctl is restarted and counted; the agent itself keeps runni
     await waitFor(async () => (await restarts()) === before + n, 30_000, agent.output);
     await waitFor(() => (journalctl() ?? previous) !== previous, 30_000, agent.output);
     previous = journalctl() as number;
-    await waitFor(
-      async () => (await fetch(`${agent.statusUrl}/healthz`)).status === 200,
-      30_000,
-      agent.output,
-    );
+    await waitFor(async () => (await healthz(agent)) === 200, 30_000, agent.output);
   }
   assert.equal(await restarts(), before + 2, 'one restart counted per death');
   assert.equal(agent.child.pid, agentPid);
@@ -99,5 +73,5 @@ test('a killed journalctl is restarted and counted; the agent itself keeps runni
     'False',
     'the Node still shows the declared state',
   );
-  assert.equal(sum(await scrape(agent.metricsUrl), 'npd_condition_sync_total', 'result="failure"'), 0);
+  assert.equal(await metricOf(agent, 'npd_condition_sync_total', 'result="failure"'), 0);
 });

@@ -6,49 +6,34 @@
 // NOTE: this overwrites the kernel log for everyone on the machine; do not run it beside other e2e tests.
 import assert from 'node:assert/strict';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { lastKmsgSeq } from '../bench/kmsg-seq.ts';
-import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
 import {
-  type AgentProcess,
-  agentArgs,
   eventsOf,
+  faultSuite,
+  healthz,
   kmsg,
-  marker,
+  markedNames,
+  metricOf,
   scrape,
-  startAgent,
   sum,
+  temporaryRule,
+  untilEvent,
   waitFor,
-  workDir,
-  writeConfig,
+  writeMonitor,
 } from './support.ts';
 
-const id = marker('epipe');
-const source = `${id}-monitor`;
+const { id, source } = markedNames('epipe');
 const FLOOD = 5000;
 
-let cp: ControlPlane;
-let agent: AgentProcess;
-
-before(
-  async () => {
-    cp = await startControlPlane();
-    const config = writeConfig(workDir(), 'epipe.yaml', [
-      'plugin: kmsg',
-      `source: ${source}`,
-      'rules:',
-      '  - type: temporary',
-      '    reason: AfterFlood',
-      `    pattern: '${id}: problem after the flood'`,
-    ]);
-    agent = await startAgent(agentArgs(cp.agentKubeconfig, cp.nodeName, [config]), { KUBECONFIG: '' });
-  },
-  { timeout: 10 * 60_000 },
-);
-
-after(async () => {
-  const code = await agent?.stop();
-  await cp?.stop({ failed: code !== 0 });
+const s = faultSuite({
+  configs: (dir) => [
+    writeMonitor(dir, 'epipe.yaml', {
+      plugin: 'kmsg',
+      source,
+      rules: [temporaryRule('AfterFlood', `${id}: problem after the flood`)],
+    }),
+  ],
 });
 
 /** ~200-byte lines as fast as possible; 10 per open, the per-open rate limit's burst. */
@@ -62,12 +47,12 @@ function flood(): void {
 }
 
 const counted = async () => {
-  const m = await scrape(agent.metricsUrl);
-  const s = `source="${source}"`;
+  const m = await scrape(s.agent.metricsUrl);
+  const mine = `source="${source}"`;
   return {
-    read: sum(m, 'npd_log_lines_read_total', s),
-    lost: sum(m, 'npd_kmsg_records_lost_total', s),
-    restarts: sum(m, 'npd_monitor_restarts_total', s),
+    read: sum(m, 'npd_log_lines_read_total', mine),
+    lost: sum(m, 'npd_kmsg_records_lost_total', mine),
+    restarts: sum(m, 'npd_monitor_restarts_total', mine),
   };
 };
 
@@ -91,14 +76,11 @@ async function quiescent(): Promise<{ seq: number; read: number; lost: number; r
 test('records overwritten before they are read are counted, and reading carries on', {
   timeout: 180_000,
 }, async (t) => {
+  const { cp, agent } = s;
   const before = await quiescent();
   flood();
   kmsg(`${id}: problem after the flood`);
-  await waitFor(
-    async () => (await eventsOf(cp, source)).some((e) => e.reason === 'AfterFlood'),
-    60_000,
-    agent.output,
-  );
+  await untilEvent(s, source, 'AfterFlood');
   const after = await quiescent();
   const lost = after.lost - before.lost;
   const read = after.read - before.read;
@@ -107,8 +89,8 @@ test('records overwritten before they are read are counted, and reading carries 
   assert.ok(read + lost >= FLOOD + 1, 'every record of the burst was read or counted as lost');
   assert.equal(read + lost, after.seq - before.seq, "read + lost == the kernel's sequence-number span");
   assert.equal(after.restarts, before.restarts, 'EPIPE is not a reader failure');
-  assert.equal(sum(await scrape(agent.metricsUrl), 'problem_counter', 'reason="AfterFlood"'), 1);
-  assert.equal((await fetch(`${agent.statusUrl}/healthz`)).status, 200);
+  assert.equal(await metricOf(agent, 'problem_counter', 'reason="AfterFlood"'), 1);
+  assert.equal(await healthz(agent), 200);
   const events = await eventsOf(cp, source);
   assert.equal(events[0]?.involvedObject.uid, cp.nodeUid);
   assert.equal(agent.child.exitCode, null);

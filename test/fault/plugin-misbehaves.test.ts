@@ -4,97 +4,58 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
+import { test } from 'node:test';
 import {
-  type AgentProcess,
+  faultSuite,
+  healthz,
+  initialCondition,
   marker,
+  metricOf,
   nodeCondition,
-  scrape,
-  startAgent,
-  sum,
   waitFor,
-  workDir,
-  writeConfig,
+  writeMonitor,
 } from './support.ts';
 
 const id = marker('plugin');
 const source = `${id}-plugins`;
-const dir = workDir();
 const MAX_OUTPUT = 80;
 
-let cp: ControlPlane;
-let agent: AgentProcess;
-
-function script(name: string, body: string): string {
+function script(dir: string, name: string, body: string): string {
   const file = join(dir, name);
   writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   return file;
 }
 
 /** Three permanent rules, one per misbehaving script, each owning one condition. */
-function pluginConfig(): string {
-  // The hanging plugin forks a copy of itself first, so the kill must reach the whole group.
-  const hang = script('hang.sh', '[ "$1" = child ] || "$0" child &\nsleep 600');
-  const flood = script('flood.sh', 'head -c 10000000 /dev/zero | tr "\\0" x\necho\nexit 1');
-  const forever = script('forever.sh', 'exec yes flooding');
-  const rule = (name: string, path: string) => [
-    '  - type: permanent',
-    `    condition: ${name}${id}`,
-    `    reason: ${name}Bad`,
-    `    path: ${path}`,
-  ];
-  const condition = (name: string) => [
-    `  - type: ${name}${id}`,
-    `    reason: ${name}Fine`,
-    '    message: fine',
-  ];
-  return writeConfig(dir, 'plugins.yaml', [
-    'plugin: custom',
-    'pluginConfig:',
-    '  invoke_interval: 3s',
-    '  timeout: 2s',
-    `  max_output_length: ${MAX_OUTPUT}`,
-    '  concurrency: 3',
-    `source: ${source}`,
-    'conditions:',
-    ...condition('Hang'),
-    ...condition('Flood'),
-    ...condition('Forever'),
-    'rules:',
-    ...rule('Hang', hang),
-    ...rule('Flood', flood),
-    ...rule('Forever', forever),
-  ]);
+function pluginConfig(dir: string): string {
+  const scripts = {
+    // The hanging plugin forks a copy of itself first, so the kill must reach the whole group.
+    Hang: script(dir, 'hang.sh', '[ "$1" = child ] || "$0" child &\nsleep 600'),
+    Flood: script(dir, 'flood.sh', 'head -c 10000000 /dev/zero | tr "\\0" x\necho\nexit 1'),
+    Forever: script(dir, 'forever.sh', 'exec yes flooding'),
+  };
+  return writeMonitor(dir, 'plugins.yaml', {
+    plugin: 'custom',
+    pluginConfig: { invoke_interval: '3s', timeout: '2s', max_output_length: MAX_OUTPUT, concurrency: 3 },
+    source,
+    conditions: Object.keys(scripts).map((n) => initialCondition(`${n}${id}`, `${n}Fine`)),
+    rules: Object.entries(scripts).map(([n, path]) => ({
+      type: 'permanent',
+      condition: `${n}${id}`,
+      reason: `${n}Bad`,
+      path,
+    })),
+  });
 }
 
-before(
-  async () => {
-    cp = await startControlPlane();
-    const config = pluginConfig();
-    agent = await startAgent(
-      [
-        `--kubeconfig=${cp.agentKubeconfig}`,
-        `--hostname-override=${cp.nodeName}`,
-        `--config.custom-plugin-monitor=${config}`,
-      ],
-      { KUBECONFIG: '' },
-    );
-  },
-  { timeout: 10 * 60_000 },
-);
-
-after(async () => {
-  if (agent && agent.child.exitCode === null) await agent.stop();
-  await cp?.stop();
-});
+const s = faultSuite({ kind: 'custom-plugin', configs: (dir) => [pluginConfig(dir)] });
 
 /** Processes still running one of this test's scripts (their command lines name the script's path). */
 function leftovers(): number[] {
   const out: number[] = [];
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) out.push(Number(pid));
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(s.dir)) out.push(Number(pid));
     } catch {
       // gone
     }
@@ -105,8 +66,8 @@ function leftovers(): number[] {
 test('hanging and flooding plugins are killed, truncated and counted; the agent carries on', {
   timeout: 180_000,
 }, async () => {
-  const m = async (name: string, ...labels: string[]) =>
-    sum(await scrape(agent.metricsUrl), name, `source="${source}"`, ...labels);
+  const { cp, agent } = s;
+  const m = (name: string, ...labels: string[]) => metricOf(agent, name, `source="${source}"`, ...labels);
   // Several rounds, so the schedule is shown to go on after kills and floods.
   await waitFor(async () => (await m('npd_plugin_runs_total', 'rule="FloodBad"')) >= 3, 60_000, agent.output);
   await waitFor(
@@ -136,7 +97,7 @@ test('hanging and flooding plugins are killed, truncated and counted; the agent 
   assert.equal(forever?.status, 'Unknown');
   assert.ok(Buffer.byteLength(forever?.message ?? '') <= MAX_OUTPUT);
 
-  assert.equal((await fetch(`${agent.statusUrl}/healthz`)).status, 200);
+  assert.equal(await healthz(agent), 200);
   assert.equal(agent.child.exitCode, null, 'the agent kept running');
   assert.equal(await agent.stop(), 0);
   // Stopping aborts the runs in flight; no plugin process (nor the hanging one's fork) may survive.

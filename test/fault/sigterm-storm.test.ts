@@ -4,22 +4,18 @@
 // with 20 events each cannot drain before the grace period ends. The proxy's log of what the agent sent
 // and the apiserver's audit log are the independent witnesses (metrics die with the process).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { AGENT_USER, type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
+import { test } from 'node:test';
 import {
-  type AgentProcess,
-  type FaultProxy,
-  faultProxy,
+  AGENT_USER,
+  faultSuite,
   kmsg,
-  kubeconfigThrough,
   marker,
   type ProxyRecord,
   scrape,
-  startAgent,
   sum,
+  temporaryRule,
   waitFor,
-  workDir,
-  writeConfig,
+  writeMonitor,
 } from './support.ts';
 
 const id = marker('term');
@@ -27,40 +23,17 @@ const SOURCES = 6;
 const PER_SOURCE = 20;
 const source = (k: number) => `${id}-s${k}`;
 
-let cp: ControlPlane;
-let proxy: FaultProxy;
-let agent: AgentProcess;
-
-before(
-  async () => {
-    cp = await startControlPlane();
-    proxy = await faultProxy(cp);
-    const dir = workDir();
-    const configs = Array.from({ length: SOURCES }, (_, k) =>
-      writeConfig(dir, `s${k}.yaml`, [
-        'plugin: kmsg',
-        `source: ${source(k)}`,
-        'rules:',
-        '  - type: temporary',
-        `    reason: Storm${k}`,
-        `    pattern: '${id}: storm ${k}'`,
-      ]),
-    );
-    const args = [
-      `--kubeconfig=${kubeconfigThrough(cp.agentKubeconfig, proxy.port, dir)}`,
-      `--hostname-override=${cp.nodeName}`,
-      `--config.system-log-monitor=${configs.join(',')}`,
-      '--shutdown-grace-period=2s',
-    ];
-    agent = await startAgent(args, { KUBECONFIG: '' });
-  },
-  { timeout: 10 * 60_000 },
-);
-
-after(async () => {
-  if (agent && agent.child.exitCode === null) await agent.stop();
-  await proxy?.close();
-  await cp?.stop();
+const s = faultSuite({
+  front: 'proxy',
+  configs: (dir) =>
+    Array.from({ length: SOURCES }, (_, k) =>
+      writeMonitor(dir, `s${k}.yaml`, {
+        plugin: 'kmsg',
+        source: source(k),
+        rules: [temporaryRule(`Storm${k}`, `${id}: storm ${k}`)],
+      }),
+    ),
+  flags: ['--shutdown-grace-period=2s'],
 });
 
 interface LogLine {
@@ -87,18 +60,18 @@ const is2xx = (w: ProxyRecord) => (w.status ?? 0) >= 200 && (w.status ?? 0) < 30
 async function storm(): Promise<void> {
   for (const path of [/\/events$/, /\/events\/[^/]+$/]) {
     for (const method of ['POST', 'PATCH'])
-      proxy.inject({ method, path, times: 1e9, fault: { kind: 'delay', ms: 400, onlyIfConnected: true } });
+      s.proxy.inject({ method, path, times: 1e9, fault: { kind: 'delay', ms: 400, onlyIfConnected: true } });
   }
   for (let k = 0; k < SOURCES; k++) kmsg(...Array.from({ length: PER_SOURCE }, () => `${id}: storm ${k}`));
   await waitFor(
     async () => {
-      const m = await scrape(agent.metricsUrl);
+      const m = await scrape(s.agent.metricsUrl);
       return Array.from({ length: SOURCES }, (_, k) => k).every(
         (k) => sum(m, 'npd_events_recorded_total', `source="${source(k)}"`) === PER_SOURCE,
       );
     },
     60_000,
-    agent.output,
+    s.agent.output,
   );
 }
 
@@ -136,6 +109,7 @@ function tally(
 test('SIGTERM mid-storm: one try per queued event, the rest dropped and counted, exit 0', {
   timeout: 180_000,
 }, async () => {
+  const { cp, agent, proxy } = s;
   const mark = cp.auditMark();
   await storm();
   const before = await scrape(agent.metricsUrl);

@@ -5,14 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import type { LogMonitorConfig } from '../../../src/config/types.ts';
 import { ProblemMetrics } from '../../../src/metrics/problem-metrics.ts';
-import { createRegistry } from '../../../src/metrics/registry.ts';
 import { hostPaths, type MonitorDeps } from '../../../src/monitors/deps.ts';
 import type { Clock } from '../../../src/util/clock.ts';
-import { silentLogger } from '../../../src/util/logger.ts';
+import { counterReader, readerDeps } from '../../support/fake-reader-harness.ts';
 
-export const SECOND = 1000;
-export const MINUTE = 60 * SECOND;
-export const HOUR = 60 * MINUTE;
+export { HOUR, MINUTE, SECOND } from '../../support/fake-reader-harness.ts';
 
 export function logConfig(overrides: Partial<LogMonitorConfig> = {}): LogMonitorConfig {
   return {
@@ -34,14 +31,8 @@ export function logConfig(overrides: Partial<LogMonitorConfig> = {}): LogMonitor
 }
 
 export function makeDeps(clock: Clock, root: string): MonitorDeps & { registry: Registry } {
-  const registry = createRegistry();
-  return {
-    clock,
-    logger: silentLogger(),
-    registry,
-    problemMetrics: new ProblemMetrics(registry),
-    paths: hostPaths(root),
-  };
+  const deps = readerDeps(clock);
+  return { ...deps, problemMetrics: new ProblemMetrics(deps.registry), paths: hostPaths(root) };
 }
 
 /** A fresh directory removed when the test ends. */
@@ -66,21 +57,8 @@ export async function waitFor<T>(
   }
 }
 
-/** A counter's value for exactly these labels (0 when never incremented). */
-export async function metric(
-  registry: Registry,
-  name: string,
-  labels: Readonly<Record<string, string>> = { source: 'test-monitor' },
-): Promise<number> {
-  const found = registry.getSingleMetric(name);
-  if (!found) return 0;
-  const { values } = await found.get();
-  const wanted = Object.entries(labels);
-  const hit = values.find(
-    (v) => Object.keys(v.labels).length === wanted.length && wanted.every(([k, x]) => v.labels[k] === x),
-  );
-  return hit?.value ?? 0;
-}
+/** A counter's value for exactly these labels, by default `{ source: 'test-monitor' }` (0 when never incremented). */
+export const metric = counterReader('test-monitor');
 
 export function isAlive(pid: number): boolean {
   try {
