@@ -11,6 +11,7 @@ import { createExporter, type Exporter } from './exporter.ts';
 import { ProblemMetrics } from './metrics/problem-metrics.ts';
 import { counter, gauge } from './metrics/registry.ts';
 import { hostPaths, type MonitorDeps } from './monitors/deps.ts';
+import { SourceHub } from './monitors/source-hub.ts';
 import type { Monitor } from './monitors/monitor.ts';
 import type { MonitorType } from './monitors/registry.ts';
 import { MonitorSupervisor } from './monitors/supervisor.ts';
@@ -59,43 +60,21 @@ export class Agent {
   }
 
   async start(): Promise<void> {
-    const { options, clock, registry, logger, configs } = this.deps;
-    this.aggregated = checkOwners(configs).aggregated;
-    this.monitorDeps = {
-      clock,
-      logger,
-      registry,
-      problemMetrics: new ProblemMetrics(registry),
-      paths: hostPaths(options.hostRoot),
-    };
-    this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
-    this.exporter = await createExporter({
-      options,
-      clock,
-      registry,
-      logger,
-      version: this.deps.version,
-      conditionTypes: allConditionTypes(configs),
-      onStartup: (plan) => this.resume(plan),
-    });
-    this.dispatcher = new EventDispatcher(registry);
-    this.exporter.attachEvents(this.dispatcher);
+    const { clock, registry, logger } = this.deps;
+    this.createMonitors();
+    const exporter = await this.startExporter();
     this.supervisor = new MonitorSupervisor(
       this.running.map((r) => r.monitor),
       { clock, logger, registry },
     );
-    await this.servers.listen(
-      this.endpoints(),
-      { address: options.address, port: options.port },
-      { address: options.prometheusAddress, port: options.prometheusPort },
-    );
+    await this.listen();
     await this.supervisor.start((status) => this.onStatus(status));
     this.watchConfig();
     logger.info(
       {
-        mode: this.exporter.mode,
+        mode: exporter.mode,
         monitors: this.running.map((r) => r.monitor.source),
-        node: options.nodeName,
+        node: this.deps.options.nodeName,
       },
       'agent started',
     );
@@ -162,6 +141,46 @@ export class Agent {
 
   private resume(plan: StartupPlan): void {
     for (const r of this.running) r.monitor.restore?.(plan.restore);
+  }
+
+  private createMonitors(): void {
+    const { options, clock, registry, logger, configs } = this.deps;
+    this.aggregated = checkOwners(configs).aggregated;
+    this.monitorDeps = {
+      clock,
+      logger,
+      registry,
+      problemMetrics: new ProblemMetrics(registry),
+      paths: hostPaths(options.hostRoot),
+      sources: new SourceHub(),
+    };
+    this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
+  }
+
+  private async startExporter(): Promise<Exporter> {
+    const { options, clock, registry, logger, configs } = this.deps;
+    const exporter = await createExporter({
+      options,
+      clock,
+      registry,
+      logger,
+      version: this.deps.version,
+      conditionTypes: allConditionTypes(configs),
+      onStartup: (plan) => this.resume(plan),
+    });
+    this.exporter = exporter;
+    this.dispatcher = new EventDispatcher(registry);
+    exporter.attachEvents(this.dispatcher);
+    return exporter;
+  }
+
+  private listen(): Promise<void> {
+    const { options } = this.deps;
+    return this.servers.listen(
+      this.endpoints(),
+      { address: options.address, port: options.port },
+      { address: options.prometheusAddress, port: options.prometheusPort },
+    );
   }
 
   private create(loaded: LoadedConfig): Monitor {

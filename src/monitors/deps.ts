@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
+import type { SourceHub } from './source-hub.ts';
 
 /** Host paths, all below --host-root, so a container sees the host and tests see fixtures. */
 export interface HostPaths {
@@ -23,4 +24,6 @@ export interface MonitorDeps {
   readonly registry: Registry;
   readonly problemMetrics: ProblemMetrics;
   readonly paths: HostPaths;
+  /** Shares readers between monitors of the same source; without it each monitor reads alone. */
+  readonly sources?: SourceHub;
 }

@@ -1,9 +1,22 @@
+import type { SharedScan } from '../rules/shared-scan.ts';
 import type { LogLine } from '../types.ts';
 import type { MonitorHealth } from './monitor.ts';
 
+/** A batch already run through a literal scan shared by every monitor reading the same source. */
+export interface ScannedBatch {
+  readonly scan: SharedScan;
+  /** Per line of the batch: the scan's marks, or undefined when no literal occurs. */
+  readonly found: readonly (Uint8Array | undefined)[];
+}
+
+export type LinesHandler = (lines: readonly LogLine[], scanned?: ScannedBatch) => void;
+
 /** A stream of log lines from one place on the host (the kernel ring, the journal, a file). */
 export interface LogSource {
-  start(onLines: (lines: readonly LogLine[]) => void): void;
+  /** `literals` are what the reader's rules look for, so that a shared source can scan once. */
+  start(onLines: LinesHandler, literals?: readonly string[]): void;
   stop(): Promise<void>;
   health(): MonitorHealth;
+  /** Tells a shared source that the reader's rules, and so its literals, changed. */
+  retune?(literals: readonly string[]): void;
 }

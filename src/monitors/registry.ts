@@ -34,9 +34,17 @@ const systemLogMonitor: MonitorType<LogMonitorConfig> = {
   create(config, deps) {
     const factory = logSources()[config.plugin];
     if (!factory) throw new Error(`${config.file}: plugin "${config.plugin}" is not available in this build`);
-    return new SystemLogMonitor(config, factory(config, deps), deps);
+    const source = deps.sources
+      ? deps.sources.share(readingKey(config), () => factory(config, deps))
+      : factory(config, deps);
+    return new SystemLogMonitor(config, source, deps);
   },
 };
+
+/** Everything that decides which lines a log source delivers: monitors equal in it share a reader. */
+function readingKey(c: LogMonitorConfig): string {
+  return JSON.stringify([c.plugin, c.logPath, c.pluginConfig, c.lookbackMs, c.delayMs]);
+}
 
 /** Every monitor type the agent knows, in one explicit list. */
 export function monitorTypes(): readonly MonitorType[] {

@@ -5,7 +5,7 @@ import { counter } from '../metrics/registry.ts';
 import { type EngineResult, LogRuleEngine } from '../rules/log-engine.ts';
 import type { Condition, LogLine, Status } from '../types.ts';
 import type { Clock, TimerHandle } from '../util/clock.ts';
-import type { LogSource } from './log-source.ts';
+import type { LogSource, ScannedBatch } from './log-source.ts';
 import type { Monitor, MonitorHealth } from './monitor.ts';
 
 export interface SystemLogMonitorDeps {
@@ -26,9 +26,9 @@ export class SystemLogMonitor implements Monitor {
   private readonly logSource: LogSource;
   private readonly deps: SystemLogMonitorDeps;
   private engine: LogRuleEngine;
-  private readonly evaluated: Counter<'source'>;
-  private readonly skipped: Counter<'source'>;
-  private readonly evalSeconds: Counter<'source'>;
+  private readonly evaluated: Counter.Internal;
+  private readonly skipped: Counter.Internal;
+  private readonly evalSeconds: Counter.Internal;
   private emit: ((s: Status) => void) | undefined;
   private ticker: TimerHandle | undefined;
 
@@ -38,29 +38,21 @@ export class SystemLogMonitor implements Monitor {
     this.logSource = logSource;
     this.deps = deps;
     this.engine = new LogRuleEngine(config, deps.clock.now());
-    const labelNames = ['source'] as const;
-    this.evaluated = counter(deps.registry, {
-      name: 'npd_log_lines_evaluated_total',
-      help: 'Log lines run through the rules.',
-      labelNames,
-    });
-    this.skipped = counter(deps.registry, {
-      name: 'npd_log_lines_skipped_total',
-      help: 'Log lines dropped by skipList before matching.',
-      labelNames,
-    });
-    this.evalSeconds = counter(deps.registry, {
-      name: 'npd_rule_evaluation_seconds_total',
-      help: 'Time spent matching log lines against rules.',
-      labelNames,
-    });
+    const bySource = (name: string, help: string) =>
+      counter(deps.registry, { name, help, labelNames: ['source'] }).labels({ source: config.source });
+    this.evaluated = bySource('npd_log_lines_evaluated_total', 'Log lines run through the rules.');
+    this.skipped = bySource('npd_log_lines_skipped_total', 'Log lines dropped by skipList before matching.');
+    this.evalSeconds = bySource(
+      'npd_rule_evaluation_seconds_total',
+      'Time spent matching log lines against rules.',
+    );
     if (config.metricsReporting) deps.problemMetrics.initialise(config.rules);
   }
 
   async start(emit: (status: Status) => void): Promise<void> {
     this.emit = emit;
     emit(this.engine.initialStatus());
-    this.logSource.start((lines) => this.onLines(lines));
+    this.logSource.start((lines, scanned) => this.onLines(lines, scanned), this.engine.literals());
     if (this.needsTicks()) this.scheduleTick();
   }
 
@@ -84,6 +76,7 @@ export class SystemLogMonitor implements Monitor {
     const previous = this.engine.conditions();
     this.config = next;
     this.engine = new LogRuleEngine(next, this.deps.clock.now());
+    this.logSource.retune?.(this.engine.literals());
     for (const c of previous) if (c.status !== 'False') this.engine.restore(c, { force: true });
     if (next.metricsReporting) this.deps.problemMetrics.initialise(next.rules);
     this.emit?.(this.engine.initialStatus());
@@ -95,21 +88,24 @@ export class SystemLogMonitor implements Monitor {
     this.emit?.(this.engine.initialStatus());
   }
 
-  private onLines(lines: readonly LogLine[]): void {
+  private onLines(lines: readonly LogLine[], scanned?: ScannedBatch): void {
     const started = process.hrtime.bigint();
+    const skipList = this.config.skipList;
     let skipped = 0;
-    for (const line of lines) {
-      if (this.config.skipList.some((s) => line.message.includes(s))) {
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i] as LogLine;
+      if (skipList.length > 0 && skips(skipList, line.message)) {
         skipped++;
         continue;
       }
-      const result = this.engine.process(line);
+      const result = scanned
+        ? this.engine.processScanned(line, scanned.found[i], scanned.scan)
+        : this.engine.process(line);
       if (result) this.publish(result);
     }
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    this.evalSeconds.inc({ source: this.source }, seconds);
-    this.evaluated.inc({ source: this.source }, lines.length - skipped);
-    if (skipped > 0) this.skipped.inc({ source: this.source }, skipped);
+    this.evalSeconds.inc(Number(process.hrtime.bigint() - started) / 1e9);
+    this.evaluated.inc(lines.length - skipped);
+    if (skipped > 0) this.skipped.inc(skipped);
   }
 
   private publish(result: EngineResult): void {
@@ -131,6 +127,11 @@ export class SystemLogMonitor implements Monitor {
       if (this.emit) this.scheduleTick();
     }, TICK_MS);
   }
+}
+
+function skips(skipList: readonly string[], message: string): boolean {
+  for (const s of skipList) if (message.includes(s)) return true;
+  return false;
 }
 
 function sameSource(a: LogMonitorConfig, b: LogMonitorConfig): boolean {

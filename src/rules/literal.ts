@@ -1,22 +1,32 @@
 /**
- * Extracts a literal that every match of an RE2 pattern must contain. The rule engine checks for it
- * with a plain substring search before running the regex, which keeps the common case (a log line
- * that no rule is about) at a few hundred nanoseconds. The extraction is conservative: when in doubt
- * it returns undefined and the regex runs on every line.
+ * Extracts literals of which every match of an RE2 pattern must contain at least one. The rule engine
+ * looks for them with a substring search before running the regex, which keeps the common case (a log
+ * line that no rule is about) far below a regex evaluation. Alternations and small classes expand into
+ * several literals (`Link (?:is )?[Dd]own` requires one of four), so patterns with a top-level `|` are
+ * gated too. The extraction is conservative: whatever it does not understand contributes nothing, and
+ * when nothing is left it returns undefined and the regex runs on every line.
  */
 export interface RequiredLiteral {
-  readonly text: string;
+  /** Any one of these occurs in every match; at least 3 characters each. */
+  readonly texts: readonly string[];
   readonly ignoreCase: boolean;
 }
 
-const QUANTIFIERS = new Set(['*', '?', '{']);
-const ESCAPED_LITERALS = new Set([...'\\.+*?()|[]{}^$-/ #&~<>=!:,\'"@%`;_']);
-const CLASS_ESCAPES = new Set([...'dDsSwWbBpPAzZQECx0123456789nrtfva']);
+/** Every string a node can match, when that set is small; a quantifier-free literal has one. */
+type Exact = readonly string[];
 
-interface Scan {
-  best: string;
-  run: string;
+interface Info {
+  readonly exact: Exact | undefined;
+  /** A set of which every match of the node contains one member, or undefined. */
+  readonly best: Exact | undefined;
 }
+
+const MAX_SET = 16;
+const MIN_LENGTH = 3;
+const ESCAPED_LITERALS = new Set([...'\\.+*?()|[]{}^$-/ #&~<>=!:,\'"@%`;_']);
+const ZERO_WIDTH_ESCAPES = new Set([...'bBAz']);
+const ANY: Info = { exact: undefined, best: undefined };
+const EMPTY: Info = { exact: [''], best: undefined };
 
 export function requiredLiteral(pattern: string): RequiredLiteral | undefined {
   let src = pattern;
@@ -25,11 +35,14 @@ export function requiredLiteral(pattern: string): RequiredLiteral | undefined {
     ignoreCase = true;
     src = src.slice(4);
   }
-  if (hasTopLevelAlternation(src) || /\\Q|\(\?[a-zA-Z-]*[)]/.test(src)) return undefined;
-  const scan = scanLiterals(src);
-  if (!scan || scan.best.length < 3) return undefined;
-  if (ignoreCase && !/^[\x20-\x7e]+$/.test(scan.best)) return undefined;
-  return { text: ignoreCase ? scan.best.toLowerCase() : scan.best, ignoreCase };
+  if (/\\Q|\(\?[a-zA-Z-]*[)]/.test(src)) return undefined;
+  const parser = new Parser(src);
+  const info = parser.alternation();
+  if (!parser.done()) return undefined;
+  const texts = minimal(bestOf(info));
+  if (!texts || texts.some((t) => t.length < MIN_LENGTH)) return undefined;
+  if (ignoreCase && !texts.every((t) => /^[\x20-\x7e]+$/.test(t))) return undefined;
+  return { texts: ignoreCase ? texts.map((t) => t.toLowerCase()) : texts, ignoreCase };
 }
 
 /**
@@ -42,128 +55,189 @@ export function foldForLiteral(line: string): string {
   return lower.includes('\u017f') ? lower.replaceAll('\u017f', 's') : lower;
 }
 
-function scanLiterals(src: string): Scan | undefined {
-  const s: Scan = { best: '', run: '' };
-  let i = 0;
-  while (i < src.length) {
-    const c = src[i] as string;
-    if (c === '\\') {
-      const next = src[i + 1];
-      if (next === undefined) return undefined;
-      if (ESCAPED_LITERALS.has(next) && !CLASS_ESCAPES.has(next)) {
-        i = pushChar(s, src, next, i + 2);
-      } else {
-        endRun(s);
-        i = skipEscape(src, i);
-      }
-    } else if (c === ')') {
-      return undefined;
-    } else if (c === '(' || c === '[') {
-      endRun(s);
-      const close = c === '(' ? skipGroup(src, i) : skipClass(src, i);
-      if (close < 0) return undefined;
-      i = close + 1;
-    } else if (c === '{' && !isRepeat(src, i)) {
-      i = pushChar(s, src, c, i + 1);
-    } else if (c === '.' || c === '^' || c === '$' || c === '+' || QUANTIFIERS.has(c)) {
-      if (c === '{') i = skipBraces(src, i);
-      endRun(s);
-      i += 1;
-    } else {
-      i = pushChar(s, src, c, i + 1);
+/** A member that contains another member adds nothing: the shorter one occurs wherever it does. */
+function minimal(set: Exact | undefined): Exact | undefined {
+  return set?.filter((t, i) => !set.some((u, j) => j !== i && t.includes(u) && (t !== u || j < i)));
+}
+
+/** A set is as good as its shortest member: that bounds how far a multi-literal search can skip. */
+function quality(set: Exact): number {
+  return set.length === 0 ? 0 : Math.min(...set.map((s) => s.length)) - set.length / (MAX_SET + 1);
+}
+
+function better(a: Exact | undefined, b: Exact | undefined): Exact | undefined {
+  if (!a || a.includes('')) return b;
+  if (!b || b.includes('')) return a;
+  return quality(b) > quality(a) ? b : a;
+}
+
+function bestOf(info: Info): Exact | undefined {
+  return better(info.best, info.exact);
+}
+
+function cross(a: Exact, b: Exact): Exact | undefined {
+  if (a.length * b.length > MAX_SET) return undefined;
+  return [...new Set(a.flatMap((x) => b.map((y) => x + y)))];
+}
+
+function union(sets: readonly (Exact | undefined)[]): Exact | undefined {
+  if (sets.some((s) => s === undefined)) return undefined;
+  const all = [...new Set(sets.flat() as string[])];
+  return all.length > MAX_SET ? undefined : all;
+}
+
+/** Exactly `times` copies of an atom. */
+function repeated(atom: Info, times: number): Info {
+  const copies = Array.from({ length: times }, () => atom.exact as Exact);
+  const exact = copies.reduce<Exact | undefined>((p, e) => p && cross(p, e), ['']);
+  return exact ? { exact, best: undefined } : { exact: undefined, best: bestOf(atom) };
+}
+
+/** Folds a sequence: adjacent exact parts multiply out; anything else ends the running product. */
+class Sequence {
+  private product: Exact | undefined = [''];
+  private best: Exact | undefined;
+  private allExact = true;
+
+  add(info: Info): void {
+    const joined = info.exact && this.product ? cross(this.product, info.exact) : undefined;
+    if (joined) {
+      this.product = joined;
+      return;
     }
+    this.flush();
+    this.allExact = false;
+    this.best = better(this.best, info.best);
+    this.product = info.exact;
   }
-  endRun(s);
-  return s;
+
+  /** `x+` is `x` followed by `x*`: its first copy extends the product, then the product ends. */
+  addRepeated(info: Info): void {
+    this.add(info);
+    this.flush();
+    this.allExact = false;
+    this.product = [''];
+  }
+
+  result(): Info {
+    if (this.allExact && this.product) return { exact: this.product, best: undefined };
+    this.flush();
+    return { exact: undefined, best: this.best };
+  }
+
+  private flush(): void {
+    this.best = better(this.best, this.product);
+  }
 }
 
-/** Index just past an escape such as \d, \x41, \x{263a}, \101 or \pL / \p{Greek}. */
-function skipEscape(src: string, at: number): number {
-  const kind = src[at + 1] as string;
-  if ((kind === 'x' || kind === 'p' || kind === 'P') && src[at + 2] === '{') {
-    const close = src.indexOf('}', at + 3);
-    return close < 0 ? src.length : close + 1;
-  }
-  if (kind === 'x') return at + 4;
-  if (kind === 'p' || kind === 'P') return at + 3;
-  if (/[0-7]/.test(kind)) {
-    let end = at + 2;
-    while (end < at + 4 && /[0-7]/.test(src[end] ?? '')) end++;
-    return end;
-  }
-  return at + 2;
-}
+/** A recursive-descent reader of the RE2 syntax subset that matters for literals. */
+class Parser {
+  private readonly src: string;
+  private at = 0;
 
-/** RE2 reads `{` as a repetition only in the forms {n}, {n,} and {n,m}; otherwise it is a literal. */
-function isRepeat(src: string, at: number): boolean {
-  return /^\{\d+(?:,\d*)?\}/.test(src.slice(at, at + 24));
-}
-
-/** Adds a literal character unless a following quantifier makes it optional or repeatable. */
-function pushChar(s: Scan, src: string, ch: string, next: number): number {
-  const q = src[next];
-  if (q !== undefined && QUANTIFIERS.has(q) && (q !== '{' || isRepeat(src, next))) {
-    endRun(s);
-    return next;
+  constructor(src: string) {
+    this.src = src;
   }
-  if (q === '+') {
-    s.run += ch;
-    endRun(s);
-    return next;
+
+  done(): boolean {
+    return this.at >= this.src.length;
   }
-  s.run += ch;
-  return next;
-}
 
-function endRun(s: Scan): void {
-  if (s.run.length > s.best.length) s.best = s.run;
-  s.run = '';
-}
-
-/** Index of the `)` closing the group that opens at `start`, honouring escapes and classes. */
-function skipGroup(src: string, start: number): number {
-  let depth = 0;
-  for (let i = start; i < src.length; i++) {
-    const c = src[i];
-    if (c === '\\') i++;
-    else if (c === '[') i = skipClass(src, i);
-    else if (c === '(') depth++;
-    else if (c === ')' && --depth === 0) return i;
-    if (i < 0) return -1;
+  alternation(): Info {
+    const branches = [this.sequence()];
+    while (this.src[this.at] === '|') {
+      this.at++;
+      branches.push(this.sequence());
+    }
+    if (branches.length === 1) return branches[0] as Info;
+    return { exact: union(branches.map((b) => b.exact)), best: union(branches.map(bestOf)) };
   }
-  return -1;
-}
 
-/** Index of the `]` closing the class that opens at `start`. `]` first in a class is literal. */
-function skipClass(src: string, start: number): number {
-  let i = start + 1;
-  if (src[i] === '^') i++;
-  if (src[i] === ']') i++;
-  for (; i < src.length; i++) {
-    const c = src[i];
-    if (c === '\\') i++;
-    else if (c === '[' && src[i + 1] === ':') {
-      const end = src.indexOf(':]', i + 2);
-      if (end < 0) return -1;
-      i = end + 1;
-    } else if (c === ']') return i;
+  private sequence(): Info {
+    const seq = new Sequence();
+    while (!this.done() && this.src[this.at] !== '|' && this.src[this.at] !== ')') {
+      const atom = this.atom();
+      this.quantified(seq, atom);
+    }
+    return seq.result();
   }
-  return -1;
-}
 
-function skipBraces(src: string, start: number): number {
-  const end = src.indexOf('}', start);
-  return end < 0 ? start : end;
-}
-
-function hasTopLevelAlternation(src: string): boolean {
-  for (let i = 0; i < src.length; i++) {
-    const c = src[i];
-    if (c === '\\') i++;
-    else if (c === '[') i = skipClass(src, i);
-    else if (c === '(') i = skipGroup(src, i);
-    else if (c === '|') return true;
-    if (i < 0) return true;
+  private quantified(seq: Sequence, atom: Info): void {
+    const q = this.src[this.at];
+    const repeat = q === '{' ? /^\{(\d+)(,\d*)?\}/.exec(this.src.slice(this.at, this.at + 24)) : null;
+    if (q !== '?' && q !== '*' && q !== '+' && !repeat) {
+      seq.add(atom);
+      return;
+    }
+    this.at += repeat ? repeat[0].length : 1;
+    if (this.src[this.at] === '?') this.at++;
+    const min = repeat ? Number(repeat[1]) : q === '+' ? 1 : 0;
+    if (q === '?') seq.add(atom.exact ? { exact: union([atom.exact, ['']]), best: undefined } : ANY);
+    else if (min === 0) seq.add(ANY);
+    else if (repeat && !repeat[2] && atom.exact) seq.add(repeated(atom, min));
+    else seq.addRepeated(atom);
   }
-  return false;
+
+  private atom(): Info {
+    const c = String.fromCodePoint(this.src.codePointAt(this.at) as number);
+    this.at += c.length;
+    if (c === '(') return this.group();
+    if (c === '[') return this.charClass();
+    if (c === '\\') return this.escape();
+    if (c === '^' || c === '$') return EMPTY;
+    if (c === '.') return ANY;
+    return { exact: [c], best: undefined };
+  }
+
+  private group(): Info {
+    const flags = /^(?:\?(?:P?<\w+>|:)?)?/.exec(this.src.slice(this.at)) as RegExpExecArray;
+    if (this.src[this.at] === '?' && flags[0].length === 1) return this.skipGroup();
+    this.at += flags[0].length;
+    const inner = this.alternation();
+    if (this.src[this.at] !== ')') throw new SyntaxError('unclosed group');
+    this.at++;
+    return inner;
+  }
+
+  /** Groups with flags such as (?i:…) change what their literals mean: treat them as anything. */
+  private skipGroup(): Info {
+    let depth = 1;
+    while (depth > 0 && !this.done()) {
+      const c = this.src[this.at++];
+      if (c === '\\') this.at++;
+      else if (c === '[') this.charClass();
+      else if (c === '(') depth++;
+      else if (c === ')') depth--;
+    }
+    return ANY;
+  }
+
+  /** Only classes of plain characters, such as [Dd], expand; the rest match "something". */
+  private charClass(): Info {
+    const start = this.at;
+    if (this.src[this.at] === '^') this.at++;
+    if (this.src[this.at] === ']') this.at++;
+    while (!this.done() && this.src[this.at] !== ']') {
+      if (this.src[this.at] === '\\') this.at++;
+      else if (this.src.startsWith('[:', this.at)) this.at = this.src.indexOf(':]', this.at) + 1;
+      this.at++;
+    }
+    const body = this.src.slice(start, this.at++);
+    const chars = [...new Set(body)];
+    if (/[\\^\-[]/.test(body) || chars.length === 0 || chars.length > 4) return ANY;
+    return { exact: chars, best: undefined };
+  }
+
+  private escape(): Info {
+    const next = this.src[this.at] as string;
+    this.at++;
+    if (ESCAPED_LITERALS.has(next)) return { exact: [next], best: undefined };
+    if (ZERO_WIDTH_ESCAPES.has(next)) return EMPTY;
+    if ((next === 'x' || next === 'p' || next === 'P') && this.src[this.at] === '{') {
+      this.at = this.src.indexOf('}', this.at) + 1;
+    } else if (next === 'x') this.at += 2;
+    else if (next === 'p' || next === 'P') this.at += 1;
+    else if (/[0-7]/.test(next)) while (/[0-7]/.test(this.src[this.at] ?? '')) this.at++;
+    return ANY;
+  }
 }

@@ -26,14 +26,21 @@ export class LogBuffer {
 
   push(line: LogLine): void {
     this.ring[this.next] = line;
-    this.next = (this.next + 1) % this.ring.length;
+    this.next = this.next + 1 === this.ring.length ? 0 : this.next + 1;
     if (this.count < this.ring.length) this.count++;
     this.joined = undefined;
     this.ordered = undefined;
   }
 
   newest(): LogLine | undefined {
-    return this.ring[(this.next - 1 + this.ring.length) % this.ring.length];
+    return this.ring[this.next === 0 ? this.ring.length - 1 : this.next - 1];
+  }
+
+  /** The lines a match overlaps, oldest first, without extracting its groups. */
+  matchedLines(pattern: CompiledPattern): readonly LogLine[] | undefined {
+    const last = this.newest();
+    if (!last || !pattern.lastLineOnly) return this.match(pattern)?.lines;
+    return pattern.test(last.message) ? [last] : undefined;
   }
 
   match(pattern: CompiledPattern): BufferMatch | undefined {

@@ -3,9 +3,10 @@ import type { Condition, LogLine, ProblemEvent, Status } from '../types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
 import { ConditionTable } from './condition-table.ts';
 import { FrequencyWindow } from './frequency.ts';
-import { LogBuffer } from './log-buffer.ts';
+import { type BufferMatch, LogBuffer } from './log-buffer.ts';
 import { type CompiledPattern, compilePattern } from './pattern.ts';
 import { Prefilter } from './prefilter.ts';
+import type { SharedScan } from './shared-scan.ts';
 import { expandTemplate, isTemplate } from './template.ts';
 
 export interface GaugeChange {
@@ -27,6 +28,14 @@ interface CompiledRule {
   readonly recover: CompiledPattern | undefined;
   readonly revert: CompiledPattern | undefined;
   readonly window: FrequencyWindow | undefined;
+  /** The reason or message refers to capture groups. */
+  readonly templated: boolean;
+}
+
+interface Hit {
+  readonly lines: readonly LogLine[];
+  readonly reason: string;
+  readonly message: string;
 }
 
 interface Step {
@@ -76,11 +85,25 @@ export class LogRuleEngine {
     this.table.restore(condition, opts.force);
   }
 
+  /** The literals this engine's prefilter looks for, for a scan shared with other engines. */
+  literals(): readonly string[] {
+    return this.prefilter.literals;
+  }
+
   process(line: LogLine): EngineResult | undefined {
-    this.buffer.push(line);
-    const candidates = this.prefilter.candidates(line.message);
-    // The common case: no rule can match and none watches for recovery lines.
+    return this.step(line, this.prefilter.candidates(line.message));
+  }
+
+  /** As process, with the literal scan of the line already run by a scan that includes literals(). */
+  processScanned(line: LogLine, found: Uint8Array | undefined, scan: SharedScan): EngineResult | undefined {
+    return this.step(line, this.prefilter.candidatesScanned(found, scan));
+  }
+
+  private step(line: LogLine, candidates: readonly boolean[]): EngineResult | undefined {
+    // The common case: no rule can match and none watches for recovery lines. Then every rule is
+    // single-line, so the line needs no place in the buffer either.
     if (candidates === this.prefilter.none && !this.watchesEveryLine) return undefined;
+    this.buffer.push(line);
     const step: Step = { events: [], gauges: [] };
     for (let i = 0; i < this.rules.length; i++) {
       const rule = this.rules[i] as CompiledRule;
@@ -116,17 +139,14 @@ export class LogRuleEngine {
   private apply(rule: CompiledRule, line: LogLine, step: Step): void {
     const cfg = rule.config;
     if (rule.recover && cfg.condition && this.isActive(cfg.condition, cfg.reason)) {
-      if (this.buffer.match(rule.recover)) this.clear(cfg.condition, line.timestamp, step);
+      if (this.buffer.matchedLines(rule.recover)) this.clear(cfg.condition, line.timestamp, step);
     }
-    if (rule.revert && rule.window && this.buffer.match(rule.revert)) rule.window.revert(line.timestamp);
-    const found = this.buffer.match(rule.pattern);
-    if (!found) return;
-    const first = found.lines[0] ?? line;
-    let message = cfg.message
-      ? expandTemplate(cfg.message, found.match)
-      : found.lines.map((l) => l.message).join('\n');
-    if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;
-    const reason = isTemplate(cfg.reason) ? expandTemplate(cfg.reason, found.match) : cfg.reason;
+    if (rule.revert && rule.window && this.buffer.matchedLines(rule.revert)) {
+      rule.window.revert(line.timestamp);
+    }
+    const hit = this.hit(rule);
+    if (!hit) return;
+    const first = hit.lines[0] ?? line;
     if (cfg.condition) this.lastHit.set(cfg.condition, line.timestamp);
     if (rule.window) {
       rule.window.hit(line.timestamp);
@@ -135,10 +155,26 @@ export class LogRuleEngine {
       if (cfg.type === 'temporary') rule.window.reset();
     }
     if (cfg.type === 'temporary') {
-      step.events.push({ severity: 'warn', timestamp: first.timestamp, reason, message });
+      step.events.push({
+        severity: 'warn',
+        timestamp: first.timestamp,
+        reason: hit.reason,
+        message: hit.message,
+      });
     } else if (cfg.condition) {
-      this.raise(cfg.condition, reason, message, first.timestamp, step);
+      this.raise(cfg.condition, hit.reason, hit.message, first.timestamp, step);
     }
+  }
+
+  /** Submatches cost RE2 far more than a yes/no answer, so only templated rules ask for them. */
+  private hit(rule: CompiledRule): Hit | undefined {
+    const cfg = rule.config;
+    const found = rule.templated ? this.buffer.match(rule.pattern) : undefined;
+    const lines = found ? found.lines : rule.templated ? undefined : this.buffer.matchedLines(rule.pattern);
+    if (!lines) return undefined;
+    let message = cfg.message ? expand(cfg.message, found) : lines.map((l) => l.message).join('\n');
+    if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;
+    return { lines, reason: expand(cfg.reason, found), message };
   }
 
   private raise(type: string, reason: string, message: string, at: number, step: Step): void {
@@ -172,6 +208,10 @@ export class LogRuleEngine {
   }
 }
 
+function expand(text: string, found: BufferMatch | undefined): string {
+  return found && isTemplate(text) ? expandTemplate(text, found.match) : text;
+}
+
 function compileRule(config: LogRuleConfig): CompiledRule {
   const windowed = config.count !== undefined && config.windowMs !== undefined;
   return {
@@ -180,5 +220,6 @@ function compileRule(config: LogRuleConfig): CompiledRule {
     recover: config.recoverPattern ? compilePattern(config.recoverPattern) : undefined,
     revert: config.revertPattern ? compilePattern(config.revertPattern) : undefined,
     window: windowed ? new FrequencyWindow(config.count as number, config.windowMs as number) : undefined,
+    templated: isTemplate(config.reason) || (config.message !== undefined && isTemplate(config.message)),
   };
 }

@@ -12,6 +12,8 @@ export interface CompiledPattern {
   /** True when no match can contain a newline or depend on the buffer's start. */
   readonly lastLineOnly: boolean;
   readonly literal: RequiredLiteral | undefined;
+  /** Whether the pattern matches; far cheaper than exec because RE2 skips submatch extraction. */
+  test(text: string): boolean;
   /** Returns the match, or undefined. `groups[0]` is the whole match. */
   exec(text: string): PatternMatch | undefined;
 }
@@ -27,10 +29,17 @@ export interface PatternMatch {
 export function compilePattern(source: string): CompiledPattern {
   const re = new RE2(`(?:${source})\\z`);
   const literal = requiredLiteral(source);
+  const plain = plainTest(source);
   return {
     source,
     lastLineOnly: cannotCrossLines(source),
     literal,
+    test(text) {
+      if (plain) return plain(text);
+      // The addon's own conversion of a fresh string costs ~4 µs on a 110-character line; a Buffer
+      // made here costs ~0.7 µs more than matching alone (test/bench, npm run bench -- rules).
+      return (!literal || containsLiteral(text, literal)) && re.test(Buffer.from(text));
+    },
     exec(text) {
       if (literal && !containsLiteral(text, literal)) return undefined;
       const m = re.exec(text);
@@ -38,6 +47,22 @@ export function compilePattern(source: string): CompiledPattern {
       return { start: m.index, end: m.index + m[0].length, groups: [...m], named: m.groups ?? {} };
     },
   };
+}
+
+/** `text`, `.*text`, `text$` or `text.*` with no metacharacters in `text` (escaped punctuation is fine). */
+const PLAIN = /^(?:\.\*)?((?:[^\\.*+?()[\]{}|^$\n]|\\[!-/:-@[-`{-~])+)(\.\*|\$)?$/;
+
+/**
+ * Many NPD rules are a literal, perhaps followed by `.*`. Under NPD's `(?:…)\z` those need no regex:
+ * `L` and `L$` mean the text ends with L, and `L.*` means L occurs after the last newline (RE2's `.`
+ * stops at newlines). String search answers in tens of nanoseconds where RE2 needs a microsecond.
+ */
+function plainTest(source: string): ((text: string) => boolean) | undefined {
+  const m = PLAIN.exec(source);
+  if (!m) return undefined;
+  const text = (m[1] as string).replace(/\\(.)/g, '$1');
+  if (m[2] !== '.*') return (line) => line.endsWith(text);
+  return (line) => line.lastIndexOf(text) > line.lastIndexOf('\n');
 }
 
 /** Returns the RE2 error for an invalid pattern, or undefined when it compiles. */
@@ -52,7 +77,9 @@ export function patternError(source: string): string | undefined {
 }
 
 export function containsLiteral(text: string, literal: RequiredLiteral): boolean {
-  return literal.ignoreCase ? foldForLiteral(text).includes(literal.text) : text.includes(literal.text);
+  const line = literal.ignoreCase ? foldForLiteral(text) : text;
+  for (const t of literal.texts) if (line.includes(t)) return true;
+  return false;
 }
 
 /**

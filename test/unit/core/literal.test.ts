@@ -9,83 +9,108 @@ function npdMatches(pattern: string, text: string): boolean {
   return RE2JS.compile(`(?:${pattern})\\z`).matcher(text).find();
 }
 
-const lit = (pattern: string) => requiredLiteral(pattern)?.text;
+const lit = (pattern: string) => requiredLiteral(pattern)?.texts;
 
 describe("requiredLiteral on NPD's shipped kernel-monitor patterns", () => {
-  const KERNEL: readonly [string, string | undefined][] = [
-    ['Killed process \\d+ (.+) total-vm:\\d+kB, anon-rss:\\d+kB, file-rss:\\d+kB.*', 'Killed process '],
-    ['task [\\S ]+:\\w+ blocked for more than \\w+ seconds\\.', ' blocked for more than '],
-    ['task \\S+:\\w+ blocked for more than \\w+ seconds\\.', ' blocked for more than '],
-    ['task docker:\\w+ blocked for more than \\w+ seconds\\.', ' blocked for more than '],
+  const KERNEL: readonly [string, readonly string[] | undefined][] = [
+    ['Killed process \\d+ (.+) total-vm:\\d+kB, anon-rss:\\d+kB, file-rss:\\d+kB.*', ['Killed process ']],
+    ['task [\\S ]+:\\w+ blocked for more than \\w+ seconds\\.', [' blocked for more than ']],
+    ['task \\S+:\\w+ blocked for more than \\w+ seconds\\.', [' blocked for more than ']],
+    ['task docker:\\w+ blocked for more than \\w+ seconds\\.', [' blocked for more than ']],
     [
       'unregister_netdevice: waiting for \\w+ to become free. Usage count = \\d+',
-      'unregister_netdevice: waiting for ',
+      ['unregister_netdevice: waiting for '],
     ],
     [
       'BUG: unable to handle kernel NULL pointer dereference at .*',
-      'BUG: unable to handle kernel NULL pointer dereference at ',
+      ['BUG: unable to handle kernel NULL pointer dereference at '],
     ],
-    ['divide error: 0000 \\[#\\d+\\] SMP', 'divide error: 0000 [#'],
-    ['EXT4-fs error .*', 'EXT4-fs error '],
-    ['EXT4-fs warning .*', 'EXT4-fs warning '],
-    ['Buffer I/O error .*', 'Buffer I/O error '],
+    ['divide error: 0000 \\[#\\d+\\] SMP', ['divide error: 0000 [#']],
+    ['EXT4-fs error .*', ['EXT4-fs error ']],
+    ['EXT4-fs warning .*', ['EXT4-fs warning ']],
+    ['Buffer I/O error .*', ['Buffer I/O error ']],
     // `.?` after "filesystem": the dot is a wildcard, so the literal stops before it.
-    ['XFS .* Shutting down filesystem.?', ' Shutting down filesystem'],
-    ['CE memory read error .*', 'CE memory read error '],
-    ['.*\\[Hardware Error\\]: event severity: corrected$', '[Hardware Error]: event severity: corrected'],
-    ['.*\\[Hardware Error\\]: event severity: fatal$', '[Hardware Error]: event severity: fatal'],
-    ['Remounting filesystem read-only', 'Remounting filesystem read-only'],
-    // disk-log-message-filelog: everything is inside groups or shorter than three characters.
-    ['.*([1-9]\\d{2,}) (Currently unreadable.*sectors|Offline uncorrectable sectors).*', undefined],
+    ['XFS .* Shutting down filesystem.?', [' Shutting down filesystem']],
+    ['CE memory read error .*', ['CE memory read error ']],
+    ['.*\\[Hardware Error\\]: event severity: corrected$', ['[Hardware Error]: event severity: corrected']],
+    ['.*\\[Hardware Error\\]: event severity: fatal$', ['[Hardware Error]: event severity: fatal']],
+    ['Remounting filesystem read-only', ['Remounting filesystem read-only']],
+    // disk-log-message-filelog: the literals are inside an alternation, one per branch.
+    [
+      '.*([1-9]\\d{2,}) (Currently unreadable.*sectors|Offline uncorrectable sectors).*',
+      ['Currently unreadable', 'Offline uncorrectable sectors'],
+    ],
+    [
+      'INFO: rcu_\\w+ (?:self-detected stall on CPU|detected (?:expedited )?stalls on (?:CPUs/)?tasks).*',
+      [
+        ' self-detected stall on CPU',
+        ' detected expedited stalls on CPUs/tasks',
+        ' detected expedited stalls on tasks',
+        ' detected stalls on CPUs/tasks',
+        ' detected stalls on tasks',
+      ],
+    ],
   ];
   for (const [pattern, expected] of KERNEL) {
     it(`${pattern} → ${JSON.stringify(expected)}`, () => {
       const got = requiredLiteral(pattern);
-      assert.equal(got?.text, expected);
+      assert.deepEqual(got?.texts, expected);
       if (got) assert.equal(got.ignoreCase, false);
     });
   }
 });
 
 describe('requiredLiteral soundness edge cases', () => {
-  const CASES: readonly [string, string | undefined, string][] = [
+  const CASES: readonly [string, readonly string[] | undefined, string][] = [
     // [pattern, literal, a text the pattern matches]
-    ['hello?world', 'world', 'hellworld'],
-    ['abc?defg', 'defg', 'abdefg'],
+    ['hello?world', ['helloworld', 'hellworld'], 'hellworld'],
+    ['abc?defg', ['abcdefg', 'abdefg'], 'abdefg'],
     ['ab?c', undefined, 'ac'],
-    ['abcd{2,3}efg', 'abc', 'abcddefg'],
-    ['abcd{0}efg', 'abc', 'abcefg'],
-    ['abc*defg', 'defg', 'abdefg'],
-    ['abc*?defg', 'defg', 'abdefg'],
-    ['abc+de', 'abc', 'abcccde'],
-    ['foo\\.bar', 'foo.bar', 'foo.bar'],
-    ['\\[foo\\]', '[foo]', '[foo]'],
-    ['\\.\\*\\+x', '.*+x', '.*+x'],
-    ['[]x]abc', 'abc', ']abc'],
-    ['[^]x]abc', 'abc', 'yabc'],
-    ['[a\\]b]xyz', 'xyz', ']xyz'],
-    ['[[:alpha:]]xyz', 'xyz', 'qxyz'],
-    ['(abc)def', 'def', 'abcdef'],
-    ['(abc|x)?defg', 'defg', 'defg'],
-    ['(?:abcdef)gh', undefined, 'abcdefgh'],
-    ['(a(b)c)xyz', 'xyz', 'abcxyz'],
-    ['(?i)Hello World', 'hello world', 'HELLO WORLD'],
+    ['abcd{2,3}efg', ['abcd'], 'abcddefg'],
+    ['abcd{0}efg', ['abc'], 'abcefg'],
+    ['abc*defg', ['defg'], 'abdefg'],
+    ['abc*?defg', ['defg'], 'abdefg'],
+    ['abc+de', ['abc'], 'abcccde'],
+    ['foo\\.bar', ['foo.bar'], 'foo.bar'],
+    ['\\[foo\\]', ['[foo]'], '[foo]'],
+    ['\\.\\*\\+x', ['.*+x'], '.*+x'],
+    ['[]x]abc', [']abc', 'xabc'], ']abc'],
+    ['[^]x]abc', ['abc'], 'yabc'],
+    ['[a\\]b]xyz', ['xyz'], ']xyz'],
+    ['[[:alpha:]]xyz', ['xyz'], 'qxyz'],
+    ['(abc)def', ['abcdef'], 'abcdef'],
+    ['(abc|x)?defg', ['defg'], 'defg'],
+    ['(?:abcdef)gh', ['abcdefgh'], 'abcdefgh'],
+    ['(a(b)c)xyz', ['abcxyz'], 'abcxyz'],
+    ['(?i)Hello World', ['hello world'], 'HELLO WORLD'],
     ['(?i)Größe', undefined, 'GRÖSSE'.replace('SS', 'ß')],
     ['abc(?i)def', undefined, 'abcDEF'],
     ['(?s)abc.*', undefined, 'abc\nx'],
-    ['(?i:abc)defg', 'defg', 'ABCdefg'],
+    ['(?i:abc)defg', ['defg'], 'ABCdefg'],
     ['\\Qa.b\\E', undefined, 'a.b'],
-    ['abcd|efgh', undefined, 'efgh'],
-    ['(abcd|efgh)ijk', 'ijk', 'efghijk'],
-    ['\\d+ apples', ' apples', '3 apples'],
-    ['\\bword\\b', 'word', 'a word'],
+    ['abcd|efgh', ['abcd', 'efgh'], 'efgh'],
+    [
+      'Link (?:is )?[Dd]own',
+      ['Link is Down', 'Link is down', 'Link Down', 'Link down'],
+      'eth0: Link is Down',
+    ],
+    ['abc|', undefined, ''],
+    ['x+(?:abc|de)', undefined, 'xde'],
+    ['\\x41+bcd', ['bcd'], 'AAbcd'],
+    ['(?P<dev>sd[a-z]+|nvme)X', undefined, 'sdaX'],
+    ['(?P<dev>sda|nvme)X', ['sdaX', 'nvmeX'], 'sdaX'],
+    ['😀?abc', ['abc'], 'abc'],
+    ['ab😀+cd', ['ab😀'], 'ab😀😀cd'],
+    ['(abcd|efgh)ijk', ['abcdijk', 'efghijk'], 'efghijk'],
+    ['\\d+ apples', [' apples'], '3 apples'],
+    ['\\bword\\b', ['word'], 'a word'],
     ['ab', undefined, 'ab'],
-    ['日本語', '日本語', 'x日本語'],
+    ['日本語', ['日本語'], 'x日本語'],
   ];
   for (const [pattern, expected, text] of CASES) {
     it(`${pattern} → ${JSON.stringify(expected)}, and still matches ${JSON.stringify(text)}`, () => {
       assert.equal(patternError(pattern), undefined);
-      assert.equal(lit(pattern), expected);
+      assert.deepEqual(lit(pattern), expected);
       assert.ok(npdMatches(pattern, text), 'the example text must match under NPD semantics');
       const literal = requiredLiteral(pattern);
       if (literal) assert.ok(containsLiteral(text, literal), 'literal missing from a matching text');
@@ -94,7 +119,7 @@ describe('requiredLiteral soundness edge cases', () => {
   }
 
   it('marks (?i) literals and folds the line the way RE2 folds the pattern', () => {
-    assert.deepEqual(requiredLiteral('(?i)Class'), { text: 'class', ignoreCase: true });
+    assert.deepEqual(requiredLiteral('(?i)Class'), { texts: ['class'], ignoreCase: true });
     assert.equal(foldForLiteral('CLAſS'), 'class');
     assert.equal(foldForLiteral('\u212Aelvin'), 'kelvin');
     for (const text of ['CLAſS', 'claſs', 'CLASS']) {

@@ -62,7 +62,7 @@ const ATOMS = [
   '日',
   '[é日]',
 ];
-const QUANT = ['', '', '', '?', '*', '+', '{1,2}', '*?'];
+const QUANT = ['', '', '', '?', '*', '+', '{1,2}', '*?', '{2}', '??'];
 
 function genSeq(r: Rng, depth: number): string {
   let out = '';
@@ -71,7 +71,7 @@ function genSeq(r: Rng, depth: number): string {
     let atom: string;
     if (depth < 2 && r.chance(0.15)) {
       const inner = r.chance(0.4) ? `${genSeq(r, depth + 1)}|${genSeq(r, depth + 1)}` : genSeq(r, depth + 1);
-      atom = `${r.pick(['(', '(?:'])}${inner})`;
+      atom = `${r.pick(['(', '(?:', '(?P<g>'])}${inner})`;
     } else if (r.chance(0.08)) {
       atom = '.*';
     } else {
@@ -134,6 +134,7 @@ describe('randomized match equivalence (fixed seed)', () => {
       multiLine: 0,
       lastLineOnly: 0,
       literal: 0,
+      literalSets: 0,
       separator: 0,
     };
     while (stats.cases < 3000) {
@@ -148,6 +149,7 @@ describe('randomized match equivalence (fixed seed)', () => {
       stats.cases++;
       if (compiled.lastLineOnly) stats.lastLineOnly++;
       if (compiled.literal) stats.literal++;
+      if ((compiled.literal?.texts.length ?? 0) > 1) stats.literalSets++;
       const size = 1 + r.int(4);
       const buffer = new LogBuffer(size);
       const window: LogLine[] = [];
@@ -176,6 +178,7 @@ describe('randomized match equivalence (fixed seed)', () => {
     assert.ok(stats.multiLine > 100, JSON.stringify(stats));
     assert.ok(stats.lastLineOnly > 500 && stats.lastLineOnly < stats.cases - 500, JSON.stringify(stats));
     assert.ok(stats.literal > 200, JSON.stringify(stats));
+    assert.ok(stats.literalSets > 50, JSON.stringify(stats));
   });
 
   it('Prefilter never drops a pattern that NPD would match with the line as newest', () => {

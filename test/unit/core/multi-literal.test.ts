@@ -11,15 +11,29 @@ function rng(seed: number): () => number {
   };
 }
 
+/** The indexes findAll reports for a line. */
+function found(set: MultiLiteral, line: string): number[] {
+  const marks = new Uint8Array(set.size);
+  const count = set.findAll(line, marks);
+  const out = [...marks.keys()].filter((i) => marks[i] === 1);
+  assert.equal(count, out.length, 'the count matches the marks');
+  return out;
+}
+
 describe('MultiLiteral (Wu-Manber)', () => {
   it('finds literals at the start, middle and end, and nothing else', () => {
     const set = new MultiLiteral(['Killed process ', 'INFO: rcu_', 'Remounting filesystem read-only']);
-    assert.equal(set.test('Killed process 12 (java)'), true);
-    assert.equal(set.test('x: INFO: rcu_sched self-detected stall'), true);
-    assert.equal(set.test('EXT4-fs (sda1): Remounting filesystem read-only'), true);
-    assert.equal(set.test('EXT4-fs (sda1): Remounting filesystem read-writ'), false);
-    assert.equal(set.test('INFO: rcu'), false);
-    assert.equal(set.test(''), false);
+    assert.deepEqual(found(set, 'Killed process 12 (java)'), [0]);
+    assert.deepEqual(found(set, 'x: INFO: rcu_sched self-detected stall'), [1]);
+    assert.deepEqual(found(set, 'EXT4-fs (sda1): Remounting filesystem read-only'), [2]);
+    assert.deepEqual(found(set, 'EXT4-fs (sda1): Remounting filesystem read-writ'), []);
+    assert.deepEqual(found(set, 'INFO: rcu'), []);
+    assert.deepEqual(found(set, ''), []);
+  });
+
+  it('reports every literal a line holds, each once, even when they overlap or repeat', () => {
+    const set = new MultiLiteral(['Killed process ', 'process 1', 'INFO: rcu_']);
+    assert.deepEqual(found(set, 'INFO: rcu_x Killed process 1 Killed process 2 INFO: rcu_y'), [0, 1, 2]);
   });
 
   it('agrees with a plain includes() scan on random lines, including non-ASCII and hash collisions', () => {
@@ -36,9 +50,9 @@ describe('MultiLiteral (Wu-Manber)', () => {
       for (let k = 0; k < 30; k++) {
         let line = word(Math.floor(next() * 60));
         if (next() < 0.3) line += literals[Math.floor(next() * literals.length)] + word(5);
-        const want = literals.some((l) => line.includes(l));
-        if (want) hits++;
-        assert.equal(set.test(line), want, `${JSON.stringify(literals)} in ${JSON.stringify(line)}`);
+        const want = [...literals.keys()].filter((i) => line.includes(literals[i] as string));
+        if (want.length > 0) hits++;
+        assert.deepEqual(found(set, line), want, `${JSON.stringify(literals)} in ${JSON.stringify(line)}`);
       }
     }
     assert.ok(hits > 1000, `the cross-check exercised matches (${hits})`);

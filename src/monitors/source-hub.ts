@@ -1,0 +1,85 @@
+import { type SharedScan, sharedScan } from '../rules/shared-scan.ts';
+import type { LogLine } from '../types.ts';
+import type { LinesHandler, LogSource } from './log-source.ts';
+import type { MonitorHealth } from './monitor.ts';
+
+interface Subscriber {
+  onLines: LinesHandler;
+  literals: readonly string[];
+}
+
+/** One reader and one literal scan for every monitor that reads the same thing the same way. */
+class SharedSource {
+  readonly source: LogSource;
+  readonly subscribers = new Set<Subscriber>();
+  private scan: SharedScan | undefined;
+
+  constructor(source: LogSource) {
+    this.source = source;
+  }
+
+  retune(): void {
+    this.scan = sharedScan([...this.subscribers].map((s) => s.literals));
+  }
+
+  deliver(lines: readonly LogLine[]): void {
+    const scan = this.scan;
+    const scanned = scan && { scan, found: lines.map((l) => scan.find(l.message)) };
+    for (const s of this.subscribers) s.onLines(lines, scanned);
+  }
+}
+
+/**
+ * Shares log sources between monitors. NPD opens /dev/kmsg once per kmsg monitor and decodes and
+ * scans every record in each; the shipped rules have five kmsg monitors. Here monitors whose source
+ * reads the same way (plugin, path, plugin config, lookback, delay) share one reader, and one pass of
+ * the literal prefilter serves all their rules.
+ */
+export class SourceHub {
+  private readonly shared = new Map<string, SharedSource>();
+
+  /** A LogSource for one monitor; the reader behind it opens with the first and closes with the last. */
+  share(key: string, make: () => LogSource): LogSource {
+    const sub: Subscriber = { onLines: () => {}, literals: [] };
+    let joined: SharedSource | undefined;
+    return {
+      start: (onLines, literals = []) => {
+        sub.onLines = onLines;
+        sub.literals = literals;
+        joined = this.join(key, make, sub);
+      },
+      stop: async () => {
+        if (joined) await this.leave(key, joined, sub);
+        joined = undefined;
+      },
+      health: (): MonitorHealth =>
+        joined?.source.health() ?? { up: false, healthy: false, detail: 'not started' },
+      retune: (literals) => {
+        sub.literals = literals;
+        joined?.retune();
+      },
+    };
+  }
+
+  private join(key: string, make: () => LogSource, sub: Subscriber): SharedSource {
+    let shared = this.shared.get(key);
+    const first = !shared;
+    if (!shared) {
+      shared = new SharedSource(make());
+      this.shared.set(key, shared);
+    }
+    shared.subscribers.add(sub);
+    shared.retune();
+    const s = shared;
+    if (first) s.source.start((lines) => s.deliver(lines));
+    return s;
+  }
+
+  private async leave(key: string, shared: SharedSource, sub: Subscriber): Promise<void> {
+    shared.subscribers.delete(sub);
+    shared.retune();
+    if (shared.subscribers.size > 0) return;
+    this.shared.delete(key);
+    await shared.source.stop();
+  }
+}
