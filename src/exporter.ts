@@ -117,6 +117,8 @@ function connectNode(
     clock,
     logger,
     timeoutMs: options.apiTimeoutMs,
+    qps: options.kubeApiQps,
+    burst: options.kubeApiBurst,
   });
   const nodeInfo = new NodeInfo({ client, nodeName: options.nodeName, clock, registry, logger });
   nodeInfo.start();

@@ -18,6 +18,8 @@ export interface Options {
   readonly eventNamespace: string;
   readonly eventsApi: 'core' | 'events.k8s.io';
   readonly apiTimeoutMs: number;
+  readonly kubeApiQps: number;
+  readonly kubeApiBurst: number;
   readonly eventWebhookUrl: string;
   readonly eventWebhookHeaders: Readonly<Record<string, string>>;
   readonly eventWebhookTimeoutMs: number;
@@ -87,8 +89,13 @@ export const FLAGS: readonly FlagSpec[] = [
   D('event-webhook-timeout', 'Timeout of each --event-webhook-url request', '10s'),
   S('event-file', 'Also append every event, one JSON object per line, to this file'),
   I('event-file-max-bytes', 'Rotate --event-file to <file>.1 (keeping one) at this size', 10 * 1024 * 1024),
-  { name: 'kube-api-qps', kind: 'float', help: 'Accepted for NPD compatibility', default: '500' },
-  I('kube-api-burst', 'Accepted for NPD compatibility', 500),
+  {
+    name: 'kube-api-qps',
+    kind: 'float',
+    help: 'Client-side API request rate limit (<0: none)',
+    default: '500',
+  },
+  I('kube-api-burst', 'Client-side API request burst', 500),
   S('hostname-override', 'Node name (default $NODE_NAME, then the hostname)'),
   S('address', 'Bind address of /healthz, /readyz and /conditions', '127.0.0.1'),
   I('port', 'Port of /healthz, /readyz and /conditions; 0 disables', 20256),
@@ -220,6 +227,8 @@ type ApiOptions = Pick<
   | 'eventNamespace'
   | 'eventsApi'
   | 'apiTimeoutMs'
+  | 'kubeApiQps'
+  | 'kubeApiBurst'
 >;
 
 function apiOptions(f: FlagReader, env: NodeJS.ProcessEnv, eventsApi: string): ApiOptions {
@@ -233,6 +242,8 @@ function apiOptions(f: FlagReader, env: NodeJS.ProcessEnv, eventsApi: string): A
     eventNamespace: f.get('event-namespace'),
     eventsApi: eventsApi === 'events.k8s.io' ? 'events.k8s.io' : 'core',
     apiTimeoutMs: f.dur('api-request-timeout'),
+    kubeApiQps: f.num('kube-api-qps'),
+    kubeApiBurst: f.num('kube-api-burst'),
   };
 }
 

@@ -6,6 +6,7 @@ import type { Logger } from '../util/logger.ts';
 import type { ApiConnection } from './config.ts';
 import { ApiError, parseRetryAfter, statusDetails } from './errors.ts';
 import { createAgent, type RawResponse, send } from './http.ts';
+import { RateLimiter } from './rate-limiter.ts';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
@@ -47,6 +48,9 @@ export interface KubeClientOptions {
   readonly logger?: Logger;
   /** Per-request deadline (connect, headers and body); default 10 s. */
   readonly timeoutMs?: number;
+  /** Client-side throttle, NPD's --kube-api-qps and --kube-api-burst; none when absent. */
+  readonly qps?: number;
+  readonly burst?: number;
 }
 
 type Labels = 'verb' | 'resource' | 'code';
@@ -92,6 +96,8 @@ export class KubeClient {
   private readonly userAgent: string;
   private readonly duration: Histogram<Labels>;
   private readonly total: Counter<Labels>;
+  private readonly limiter: RateLimiter | undefined;
+  private readonly throttled: Counter;
 
   constructor(opts: KubeClientOptions) {
     this.conn = opts.connection;
@@ -110,6 +116,12 @@ export class KubeClient {
       name: 'npd_apiserver_requests_total',
       help: 'API server requests by verb, resource and HTTP code ("error" for transport failures).',
       labelNames: ['verb', 'resource', 'code'],
+    });
+    this.limiter =
+      opts.qps === undefined ? undefined : new RateLimiter(opts.qps, opts.burst ?? 0, this.clock);
+    this.throttled = counter(opts.registry, {
+      name: 'npd_apiserver_throttled_seconds_total',
+      help: 'Time requests waited for the client-side rate limit (--kube-api-qps, --kube-api-burst).',
     });
   }
 
@@ -159,6 +171,7 @@ export class KubeClient {
    * without a status for transport failures, timeouts and unparsable 2xx bodies.
    */
   async request(req: ApiRequest): Promise<JsonObject> {
+    await this.throttle(req);
     const started = this.clock.hrtime();
     let code = 'error';
     try {
@@ -170,6 +183,19 @@ export class KubeClient {
       const labels = { verb: req.method, resource: req.resource, code };
       this.duration.observe(labels, seconds);
       this.total.inc(labels);
+    }
+  }
+
+  private async throttle(req: ApiRequest): Promise<void> {
+    const waited = (await this.limiter?.wait()) ?? 0;
+    if (waited === 0) return;
+    this.throttled.inc(waited / 1000);
+    // client-go logs waits over a second the same way: they mean the QPS flag is too low.
+    if (waited >= 1000) {
+      this.logger?.info(
+        { verb: req.method, path: req.path, waitedMs: waited },
+        'waited for client-side throttling',
+      );
     }
   }
 
