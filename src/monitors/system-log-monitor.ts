@@ -90,22 +90,29 @@ export class SystemLogMonitor implements Monitor {
 
   private onLines(lines: readonly LogLine[], scanned?: ScannedBatch): void {
     const started = process.hrtime.bigint();
-    const skipList = this.config.skipList;
-    let skipped = 0;
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i] as LogLine;
-      if (skipList.length > 0 && skips(skipList, line.message)) {
-        skipped++;
-        continue;
+    const batch = this.config.skipList.length > 0 ? this.withoutSkipped(lines, scanned) : { lines, scanned };
+    if (batch.scanned) {
+      const { found, scan } = batch.scanned;
+      for (const result of this.engine.processScanned(batch.lines, found, scan)) this.publish(result);
+    } else {
+      for (const line of batch.lines) {
+        const result = this.engine.process(line);
+        if (result) this.publish(result);
       }
-      const result = scanned
-        ? this.engine.processScanned(line, scanned.found[i], scanned.scan)
-        : this.engine.process(line);
-      if (result) this.publish(result);
     }
     this.evalSeconds.inc(Number(process.hrtime.bigint() - started) / 1e9);
-    this.evaluated.inc(lines.length - skipped);
+    this.evaluated.inc(batch.lines.length);
+    const skipped = lines.length - batch.lines.length;
     if (skipped > 0) this.skipped.inc(skipped);
+  }
+
+  /** NPD's skipList: lines holding any of its strings never reach the rules. */
+  private withoutSkipped(lines: readonly LogLine[], scanned: ScannedBatch | undefined) {
+    const keep = lines.map((l) => !this.config.skipList.some((s) => l.message.includes(s)));
+    return {
+      lines: lines.filter((_, i) => keep[i]),
+      scanned: scanned && { scan: scanned.scan, found: scanned.found.filter((_, i) => keep[i]) },
+    };
   }
 
   private publish(result: EngineResult): void {
@@ -127,11 +134,6 @@ export class SystemLogMonitor implements Monitor {
       if (this.emit) this.scheduleTick();
     }, TICK_MS);
   }
-}
-
-function skips(skipList: readonly string[], message: string): boolean {
-  for (const s of skipList) if (message.includes(s)) return true;
-  return false;
 }
 
 function sameSource(a: LogMonitorConfig, b: LogMonitorConfig): boolean {

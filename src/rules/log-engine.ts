@@ -94,9 +94,24 @@ export class LogRuleEngine {
     return this.step(line, this.prefilter.candidates(line.message));
   }
 
-  /** As process, with the literal scan of the line already run by a scan that includes literals(). */
-  processScanned(line: LogLine, found: Uint8Array | undefined, scan: SharedScan): EngineResult | undefined {
-    return this.step(line, this.prefilter.candidatesScanned(found, scan));
+  /**
+   * As process for each line, with the literal scan already run over the batch by a scan that includes
+   * literals(); `found[i]` is line i's. A line without literals never reaches an engine that does not
+   * watch every line, which is most of a log.
+   */
+  processScanned(
+    lines: readonly LogLine[],
+    found: readonly (Uint8Array | undefined)[],
+    scan: SharedScan,
+  ): EngineResult[] {
+    const results: EngineResult[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      const marks = found[i];
+      if (marks === undefined && !this.watchesEveryLine) continue;
+      const result = this.step(lines[i] as LogLine, this.prefilter.candidatesScanned(marks, scan));
+      if (result) results.push(result);
+    }
+    return results;
   }
 
   private step(line: LogLine, candidates: readonly boolean[]): EngineResult | undefined {
@@ -172,7 +187,7 @@ export class LogRuleEngine {
     const found = rule.templated ? this.buffer.match(rule.pattern) : undefined;
     const lines = found ? found.lines : rule.templated ? undefined : this.buffer.matchedLines(rule.pattern);
     if (!lines) return undefined;
-    let message = cfg.message ? expand(cfg.message, found) : lines.map((l) => l.message).join('\n');
+    let message = cfg.message ? expand(cfg.message, found) : joined(lines);
     if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;
     return { lines, reason: expand(cfg.reason, found), message };
   }
@@ -206,6 +221,10 @@ export class LogRuleEngine {
     const status = { source: this.config.source, events: step.events, conditions: this.conditions() };
     return { status, counted, gauges: step.gauges };
   }
+}
+
+function joined(lines: readonly LogLine[]): string {
+  return lines.length === 1 ? (lines[0] as LogLine).message : lines.map((l) => l.message).join('\n');
 }
 
 function expand(text: string, found: BufferMatch | undefined): string {
