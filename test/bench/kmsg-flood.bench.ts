@@ -136,10 +136,13 @@ function report(
   console.log(`kernel: sequence numbers advanced by ${kernelRecords} (every writer on the machine)`);
   console.log(`agent (bundle): ${formatUsage(usage)}`);
   console.log(`agent VmHWM at the end ${mib(statusKiB(agent.pid, 'VmHWM'))}`);
+  // Both monitors share one reader (SourceHub), which reports under the first monitor's source.
   for (const s of ['kernel-monitor', 'readonly-monitor']) {
     const l = `source="${s}"`;
+    const [sRead, sLost] = [d('npd_log_lines_read_total', l), d('npd_kmsg_records_lost_total', l)];
+    const evaluated = d('npd_log_lines_evaluated_total', l);
     console.log(
-      `  reader ${s}: read ${d('npd_log_lines_read_total', l)}, lost ${d('npd_kmsg_records_lost_total', l)}, read+lost ${d('npd_log_lines_read_total', l) + d('npd_kmsg_records_lost_total', l)} vs kernel ${kernelRecords}`,
+      `  ${s}: reader read ${sRead}, lost ${sLost}, read+lost ${sRead + sLost} vs kernel ${kernelRecords}; lines evaluated by its rules ${evaluated}`,
     );
   }
   console.log(
