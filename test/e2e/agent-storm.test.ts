@@ -21,21 +21,26 @@ const LINES = 500;
 const SPAM_BURST = 25;
 
 let cp: ControlPlane;
+
+function writeStormConfig(): string {
+  return writeConfig(workDir(), 'storm.yaml', [
+    'plugin: kmsg',
+    `source: ${id}-monitor`,
+    'rules:',
+    '  - type: temporary',
+    '    reason: StormLine',
+    `    pattern: '${id}: link flapped on port \\d+'`,
+  ]);
+}
 let agent: AgentProcess;
 const id = marker('storm');
 
 before(
   async () => {
     cp = await startControlPlane();
-    const config = writeConfig(workDir(), 'storm.yaml', [
-      'plugin: kmsg',
-      `source: ${id}-monitor`,
-      'rules:',
-      '  - type: temporary',
-      '    reason: StormLine',
-      `    pattern: '${id}: link flapped on port \\d+'`,
-    ]);
-    agent = await startAgent(agentArgs(cp.agentKubeconfig, cp.nodeName, [config]), { KUBECONFIG: '' });
+    agent = await startAgent(agentArgs(cp.agentKubeconfig, cp.nodeName, [writeStormConfig()]), {
+      KUBECONFIG: '',
+    });
   },
   { timeout: 60 * 60_000 },
 );
@@ -67,4 +72,31 @@ test(`${LINES} identical lines in a burst make a bounded number of API writes wi
   const ours = events.items.filter((e) => e.reason === 'StormLine' && e.message === line);
   assert.equal(ours.length, 1, 'one Event object');
   assert.equal(ours[0]?.count, SPAM_BURST, 'the count of the last write that passed the spam filter');
+});
+
+test('--kube-api-qps and --kube-api-burst hold writes back, and every event still lands', async () => {
+  assert.equal(await agent.stop(), 0);
+  const throttled = await startAgent(
+    [
+      ...agentArgs(cp.agentKubeconfig, cp.nodeName, [writeStormConfig()]),
+      '--kube-api-qps=2',
+      '--kube-api-burst=1',
+    ],
+    { KUBECONFIG: '' },
+  );
+  agent = throttled;
+  const mark = cp.auditMark();
+  const distinct = Array.from({ length: 6 }, (_, i) => `${id}: link flapped on port ${100 + i}`);
+  kmsg(...distinct);
+  const filter = { user: 'npd-agent', resource: 'events', namespace: 'default', verb: 'create' } as const;
+  await cp.waitForAudit(filter, mark, distinct.length, 60_000);
+  const waited = (await metricValue(throttled.metricsUrl, 'npd_apiserver_throttled_seconds_total')) ?? 0;
+  // Start-up's GET and PATCH plus six creates at 2 per second after a burst of 1: >= 2.5 s of waiting.
+  assert.ok(waited >= 2, `waited ${waited} s for the client-side limit`);
+  const events = JSON.parse(await cp.kubectl(['get', 'events', '-n', 'default', '-o', 'json'])) as {
+    items: KubeEventJson[];
+  };
+  for (const message of distinct) {
+    assert.equal(events.items.filter((e) => e.message === message).length, 1, message);
+  }
 });
