@@ -219,7 +219,7 @@ class Parser {
     if (this.src[this.at] === ']') this.at++;
     while (!this.done() && this.src[this.at] !== ']') {
       if (this.src[this.at] === '\\') this.at++;
-      else if (this.src.startsWith('[:', this.at)) this.at = this.src.indexOf(':]', this.at) + 1;
+      else if (this.src.startsWith('[:', this.at)) this.at = this.past(':]') - 1;
       this.at++;
     }
     const body = this.src.slice(start, this.at++);
@@ -228,13 +228,19 @@ class Parser {
     return { exact: chars, best: undefined };
   }
 
+  /** The index just after the next `end`, or the end of the source (RE2 rejected it already then). */
+  private past(end: string): number {
+    const i = this.src.indexOf(end, this.at);
+    return i < 0 ? this.src.length : i + end.length;
+  }
+
   private escape(): Info {
     const next = this.src[this.at] as string;
     this.at++;
     if (ESCAPED_LITERALS.has(next)) return { exact: [next], best: undefined };
     if (ZERO_WIDTH_ESCAPES.has(next)) return EMPTY;
     if ((next === 'x' || next === 'p' || next === 'P') && this.src[this.at] === '{') {
-      this.at = this.src.indexOf('}', this.at) + 1;
+      this.at = this.past('}');
     } else if (next === 'x') this.at += 2;
     else if (next === 'p' || next === 'P') this.at += 1;
     else if (/[0-7]/.test(next)) while (/[0-7]/.test(this.src[this.at] ?? '')) this.at++;

@@ -118,6 +118,12 @@ describe('requiredLiteral soundness edge cases', () => {
     });
   }
 
+  it('terminates on sources RE2 would reject (unclosed \\x{, \\p{ and [:)', () => {
+    assert.deepEqual(requiredLiteral('abcd\\x{41')?.texts, ['abcd']);
+    assert.deepEqual(requiredLiteral('abcd\\p{Greek')?.texts, ['abcd']);
+    assert.equal(requiredLiteral('[[:alpha:xyz]abcd'), undefined);
+  });
+
   it('marks (?i) literals and folds the line the way RE2 folds the pattern', () => {
     assert.deepEqual(requiredLiteral('(?i)Class'), { texts: ['class'], ignoreCase: true });
     assert.equal(foldForLiteral('CLAſS'), 'class');
