@@ -25,7 +25,16 @@ class SharedSource {
   deliver(lines: readonly LogLine[]): void {
     const scan = this.scan;
     const scanned = scan && { scan, found: lines.map((l) => scan.find(l.message)) };
-    for (const s of this.subscribers) s.onLines(lines, scanned);
+    // One monitor's failure must not cost the others the batch; the reader still sees (and counts) it.
+    let failure: unknown;
+    for (const s of this.subscribers) {
+      try {
+        s.onLines(lines, scanned);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined) throw failure;
   }
 }
 

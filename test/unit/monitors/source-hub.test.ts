@@ -134,4 +134,18 @@ describe('SourceHub', () => {
       [`readonly-monitor Fresh x ${marker} y`],
     );
   });
+
+  it('still delivers to every monitor when one of them throws, and hands the error to the reader', async () => {
+    const hub = new SourceHub();
+    const source = new FakeSource();
+    const got: string[] = [];
+    const a = hub.share('k', () => source);
+    const b = hub.share('k', () => source);
+    a.start(() => {
+      throw new Error('broken monitor');
+    });
+    b.start((lines) => got.push(...lines.map((l) => l.message)));
+    assert.throws(() => source.emit([{ timestamp: 1, message: 'x' }]), /broken monitor/);
+    assert.deepEqual(got, ['x']);
+  });
 });
