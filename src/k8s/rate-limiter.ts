@@ -22,17 +22,22 @@ export class RateLimiter {
     this.burst = burst <= 0 ? DEFAULT_BURST : burst;
     this.clock = clock;
     this.tokens = this.burst;
-    this.last = clock.now();
+    this.last = this.monotonicMs();
   }
 
   /** Milliseconds the next request must wait for its token; the token is taken now. */
   reserve(): number {
     if (this.qps < 0) return 0;
-    const now = this.clock.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
+    const now = this.monotonicMs();
+    this.tokens = Math.min(this.burst, this.tokens + (Math.max(0, now - this.last) / 1000) * this.qps);
     this.last = now;
     this.tokens -= 1;
     return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / this.qps) * 1000);
+  }
+
+  /** Wall-clock steps (NTP, a VM resume) must neither mint tokens nor take them away. */
+  private monotonicMs(): number {
+    return Number(this.clock.hrtime() / 1_000_000n);
   }
 
   /** Resolves when the request may go; returns how long it waited, in milliseconds. */

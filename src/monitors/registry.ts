@@ -34,9 +34,9 @@ const systemLogMonitor: MonitorType<LogMonitorConfig> = {
   create(config, deps) {
     const factory = logSources()[config.plugin];
     if (!factory) throw new Error(`${config.file}: plugin "${config.plugin}" is not available in this build`);
-    const source = deps.sources
-      ? deps.sources.share(readingKey(config), () => factory(config, deps))
-      : factory(config, deps);
+    // Built now even when shared, so that a bad source config fails here, at start-up, not in start().
+    const own = factory(config, deps);
+    const source = deps.sources ? deps.sources.share(readingKey(config), () => own) : own;
     return new SystemLogMonitor(config, source, deps);
   },
 };

@@ -58,8 +58,9 @@ export class SourceHub {
         joined = this.join(key, make, sub);
       },
       stop: async () => {
-        if (joined) await this.leave(key, joined, sub);
+        const leaving = joined;
         joined = undefined;
+        if (leaving) await this.leave(key, leaving, sub);
       },
       health: (): MonitorHealth =>
         joined?.source.health() ?? { up: false, healthy: false, detail: 'not started' },

@@ -36,13 +36,21 @@ export function requiredLiteral(pattern: string): RequiredLiteral | undefined {
     src = src.slice(4);
   }
   if (/\\Q|\(\?[a-zA-Z-]*[)]/.test(src)) return undefined;
-  const parser = new Parser(src);
-  const info = parser.alternation();
-  if (!parser.done()) return undefined;
-  const texts = minimal(bestOf(info));
+  const texts = parse(src);
   if (!texts || texts.some((t) => t.length < MIN_LENGTH)) return undefined;
   if (ignoreCase && !texts.every((t) => /^[\x20-\x7e]+$/.test(t))) return undefined;
   return { texts: ignoreCase ? texts.map((t) => t.toLowerCase()) : texts, ignoreCase };
+}
+
+/** The best literal set of a source, or undefined for anything the parser does not follow. */
+function parse(src: string): Exact | undefined {
+  try {
+    const parser = new Parser(src);
+    const info = parser.alternation();
+    return parser.done() ? minimal(bestOf(info)) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -219,13 +227,22 @@ class Parser {
     if (this.src[this.at] === ']') this.at++;
     while (!this.done() && this.src[this.at] !== ']') {
       if (this.src[this.at] === '\\') this.at++;
-      else if (this.src.startsWith('[:', this.at)) this.at = this.past(':]') - 1;
+      else if (this.src.startsWith('[:', this.at)) this.at = this.posixClassEnd();
       this.at++;
     }
     const body = this.src.slice(start, this.at++);
     const chars = [...new Set(body)];
     if (/[\\^\-[]/.test(body) || chars.length === 0 || chars.length > 4) return ANY;
     return { exact: chars, best: undefined };
+  }
+
+  /**
+   * RE2 reads `[:` as a POSIX class only if a `:]` follows it (anywhere after: an unknown name is then
+   * a syntax error); otherwise the `[` is a plain member. Returns the index of the class's last `]`.
+   */
+  private posixClassEnd(): number {
+    const close = this.src.indexOf(':]', this.at + 2);
+    return close < 0 ? this.at : close + 1;
   }
 
   /** The index just after the next `end`, or the end of the source (RE2 rejected it already then). */

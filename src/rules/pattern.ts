@@ -87,7 +87,8 @@ export function containsLiteral(text: string, literal: RequiredLiteral): boolean
  * points, Unicode classes) or that anchors to the start of the joined buffer (^, \A, (?m)) makes the
  * rule evaluate against the whole buffer, exactly as NPD does.
  */
-const MAY_CROSS_LINES = /\\[nsDWpPxvfrta0-7AQ]|\[\^|\[:(?:space|cntrl|\^)|\(\?[a-zA-Z]*[sm]|\^|[\x00-\x0a]/;
+const MAY_CROSS_LINES =
+  /\\[nsDWpPxvfrta0-7AQC]|\[\^|\[:(?:space|cntrl|ascii|\^)|\(\?[a-zA-Z]*[sm]|\^|[\x00-\x0a]/;
 
 function cannotCrossLines(source: string): boolean {
   return !MAY_CROSS_LINES.test(source);

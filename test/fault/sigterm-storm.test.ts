@@ -129,12 +129,15 @@ test('SIGTERM mid-storm: one try per queued event, the rest dropped and counted,
     );
     assert.ok(t.triedAfterSignal > 0, `source ${k}: queued events were tried during the grace period`);
     assert.ok(t.written >= sum(before, 'npd_events_written_total', `source="${source(k)}"`));
-    // An event whose write the end of the grace period cuts off must be counted too (given up or dropped).
-    assert.equal(
-      t.written + t.gaveUp + t.dropped,
-      PER_SOURCE,
+    // An event whose write the end of the grace period cuts off must be counted too (given up or
+    // dropped). That one write may still reach the server after the agent gave up on it: the proxy
+    // then logs a 2xx for an event the agent counted as given up, so it may be counted twice, never 0.
+    const accounted = t.written + t.gaveUp + t.dropped;
+    assert.ok(
+      accounted === PER_SOURCE || accounted === PER_SOURCE + 1,
       `source ${k}: written + given up + dropped must cover every event, else one was lost uncounted ${JSON.stringify(t)}`,
     );
+    assert.ok(t.gaveUp <= 1, `source ${k}: only the write in flight at the deadline is given up`);
   }
   assert.ok(droppedTotal > 0, 'the grace period ended with events still queued');
   const okAudit = cp.countAudit({ user: AGENT_USER, resource: 'events', code: (c) => c < 300 }, mark);

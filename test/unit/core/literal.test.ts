@@ -118,10 +118,21 @@ describe('requiredLiteral soundness edge cases', () => {
     });
   }
 
-  it('terminates on sources RE2 would reject (unclosed \\x{, \\p{ and [:)', () => {
+  // re2js rejects `[[:]`; RE2 and Go read it as the class {'[', ':'} because no `:]` follows the `[:`.
+  it('reads [[:] as RE2 does: a class of "[" and ":", not a POSIX class', () => {
+    assert.equal(requiredLiteral('[[:]|abc]def'), undefined);
+    assert.ok(compilePattern('[[:]|abc]def').test('x['), 'the first alternative matches "["');
+    assert.deepEqual(requiredLiteral('bad [[:]|blockdev]error')?.texts, ['bad ', 'blockdev]error']);
+    assert.ok(compilePattern('bad [[:]|blockdev]error').test('bad :'));
+    assert.ok(compilePattern('([[:])').test('a:'), 'compiles and matches');
+    assert.deepEqual(requiredLiteral('[[:alpha:]]xyzw')?.texts, ['xyzw']);
+  });
+
+  it('terminates on unclosed \\x{ and \\p{ (RE2 rejects them first) and on an unclosed [:', () => {
     assert.deepEqual(requiredLiteral('abcd\\x{41')?.texts, ['abcd']);
     assert.deepEqual(requiredLiteral('abcd\\p{Greek')?.texts, ['abcd']);
-    assert.equal(requiredLiteral('[[:alpha:xyz]abcd'), undefined);
+    // No `:]` follows the `[:`, so it is a plain class and the literal after it stands.
+    assert.deepEqual(requiredLiteral('[[:alpha:xyz]abcd')?.texts, ['abcd']);
   });
 
   it('marks (?i) literals and folds the line the way RE2 folds the pattern', () => {

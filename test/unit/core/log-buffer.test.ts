@@ -104,6 +104,8 @@ describe('compilePattern lastLineOnly', () => {
     'a\\pCb',
     'a[[:space:]]b',
     'a[[:cntrl:]]b',
+    'ab[[:ascii:]]cd',
+    'a\\Cb',
     'a\nb',
   ];
   for (const p of SINGLE)

@@ -25,6 +25,22 @@ describe('RateLimiter (client-go token bucket)', () => {
     assert.deepEqual(waits, [0, 0, 0, 0, 0, 100], 'a minute idle refills only up to the burst of 5');
   });
 
+  it('ignores the wall clock stepping back or forward (it runs on monotonic time)', () => {
+    const clock = new FakeClock(60_000);
+    const limiter = new RateLimiter(5, 10, clock);
+    for (let i = 0; i < 10; i++) limiter.reserve();
+    clock.set(0);
+    assert.equal(limiter.reserve(), 200, 'a step back takes no tokens away');
+    const wall = {
+      now: () => 10 ** 13,
+      hrtime: () => clock.hrtime(),
+      setTimeout: clock.setTimeout.bind(clock),
+    };
+    const onWall = new RateLimiter(1, 1, wall);
+    onWall.reserve();
+    assert.equal(onWall.reserve(), 1000, 'a jump of the wall clock mints no tokens');
+  });
+
   it("uses client-go's defaults for 0 and no limit for a negative QPS", () => {
     const clock = new FakeClock(0);
     const defaults = new RateLimiter(0, 0, clock);

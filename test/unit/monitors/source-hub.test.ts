@@ -8,10 +8,13 @@ import type { LogMonitorConfig } from '../../../src/config/types.ts';
 import { ProblemMetrics } from '../../../src/metrics/problem-metrics.ts';
 import { createRegistry } from '../../../src/metrics/registry.ts';
 import type { LinesHandler, LogSource } from '../../../src/monitors/log-source.ts';
+import { hostPaths } from '../../../src/monitors/deps.ts';
+import { monitorTypes } from '../../../src/monitors/registry.ts';
 import { SourceHub } from '../../../src/monitors/source-hub.ts';
 import { SystemLogMonitor } from '../../../src/monitors/system-log-monitor.ts';
 import type { LogLine, Status } from '../../../src/types.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
+import { silentLogger } from '../../../src/util/logger.ts';
 import { kernelCorpus } from '../../bench/kernel-corpus.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -147,5 +150,37 @@ describe('SourceHub', () => {
     b.start((lines) => got.push(...lines.map((l) => l.message)));
     assert.throws(() => source.emit([{ timestamp: 1, message: 'x' }]), /broken monitor/);
     assert.deepEqual(got, ['x']);
+  });
+
+  it('a start while the previous stop is still pending keeps the new subscription', async () => {
+    const hub = new SourceHub();
+    const sources: FakeSource[] = [];
+    const handle = hub.share('k', () => {
+      const s = new FakeSource();
+      sources.push(s);
+      return s;
+    });
+    handle.start(() => {});
+    const stopping = handle.stop();
+    handle.start(() => {});
+    await stopping;
+    assert.equal(handle.health().up, true, 'still subscribed');
+    await handle.stop();
+    assert.equal(sources.at(-1)?.stops, 1, 'the last stop closes the reader');
+  });
+
+  it('a bad source config fails when the monitor is created, shared or not', () => {
+    const registry = createRegistry();
+    const deps = {
+      clock: new FakeClock(0),
+      logger: silentLogger(),
+      registry,
+      problemMetrics: new ProblemMetrics(registry),
+      paths: hostPaths('/nonexistent'),
+      sources: new SourceHub(),
+    };
+    const broken = { ...(configs[0] as LogMonitorConfig), plugin: 'filelog' as const, logPath: '' };
+    const type = monitorTypes().find((t) => t.configKind.kind === systemLogConfigKind.kind);
+    assert.throws(() => type?.create(broken, deps), /needs logPath/);
   });
 });
