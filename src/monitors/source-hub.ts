@@ -40,9 +40,10 @@ class SharedSource {
 
 /**
  * Shares log sources between monitors. NPD opens /dev/kmsg once per kmsg monitor and decodes and
- * scans every record in each; the shipped rules have five kmsg monitors. Here monitors whose source
- * reads the same way (plugin, path, plugin config, lookback, delay) share one reader, and one pass of
- * the literal prefilter serves all their rules.
+ * scans every record in each. Here monitors whose source reads the same way (plugin, path, plugin
+ * config, lookback, delay) share one reader, and one pass of the literal prefilter serves all their
+ * rules: of the five shipped kmsg monitors, four share a reader (kernel-counter's 20 m lookback keeps
+ * its own).
  */
 export class SourceHub {
   private readonly shared = new Map<string, SharedSource>();

@@ -2,8 +2,8 @@ import { MultiLiteral } from './multi-literal.ts';
 
 /**
  * One literal search over a line on behalf of every rule set that reads the same source. Monitors
- * that share a reader (the kernel, readonly, hardware, GPU and counter monitors all read /dev/kmsg)
- * would otherwise each scan every line for their own literals.
+ * that share a reader (with the shipped rules: kernel, readonly, hardware and GPU on /dev/kmsg) would
+ * otherwise each scan every line for their own literals.
  */
 export class SharedScan {
   readonly texts: readonly string[];
