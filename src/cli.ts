@@ -2,18 +2,18 @@ import { readdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
-import { Agent, type AgentDeps } from './agent.ts';
+import { Agent, type AgentDeps } from './agent/agent.ts';
+import { helpText, type Options, type ParsedOptions, parseOptions } from './agent/options.ts';
+import { monitorTypes } from './agent/registry.ts';
 import { checkOwners } from './conditions/owners.ts';
 import { ConfigError } from './config/errors.ts';
 import { type LoadedConfig, loadConfigs } from './config/load.ts';
-import { helpText, type Options, type ParsedOptions, parseOptions } from './config/options.ts';
-import { createRegistry } from './metrics/registry.ts';
-import { monitorTypes } from './monitors/registry.ts';
+import { systemClock } from './core/clock.ts';
+import { createLogger, type Logger } from './core/logger.ts';
+import { createRegistry } from './core/metrics.ts';
+import { VERSION } from './core/version.ts';
+import { libcWaitpid, Pid1Reaper } from './host/pid1-reaper.ts';
 import { runReplay } from './replay/command.ts';
-import { systemClock } from './util/clock.ts';
-import { createLogger, type Logger } from './util/logger.ts';
-import { libcWaitpid, Pid1Reaper } from './util/pid1-reaper.ts';
-import { VERSION } from './version.ts';
 
 interface ConfigFile {
   readonly file: string;

@@ -1,4 +1,4 @@
-import type { Condition, ConditionStatus } from '../types.ts';
+import type { Condition, ConditionStatus } from '../core/types.ts';
 
 const SEVERITY: Readonly<Record<ConditionStatus, number>> = { True: 2, Unknown: 1, False: 0 };
 

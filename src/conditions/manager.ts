@@ -1,10 +1,10 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
-import { formatRfc3339Seconds } from '../k8s/time.ts';
-import { counter, gauge } from '../metrics/registry.ts';
-import { SinkError } from '../recorder/types.ts';
-import type { Condition, ConditionStatus } from '../types.ts';
-import type { Clock, TimerHandle } from '../util/clock.ts';
-import type { Logger } from '../util/logger.ts';
+import type { Clock, TimerHandle } from '../core/clock.ts';
+import { SinkError } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import { counter, gauge } from '../core/metrics.ts';
+import type { Condition, ConditionStatus } from '../core/types.ts';
+import { formatRfc3339Seconds } from '../kube/time.ts';
 import type { PatchExtras } from './ownership.ts';
 
 /** NPD condition/manager.go: updatePeriod, resyncPeriod and the default heartbeat. */

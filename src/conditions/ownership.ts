@@ -1,6 +1,6 @@
-import type { NodeSnapshot } from '../k8s/client.ts';
-import { parseKubeTime } from '../k8s/time.ts';
-import type { Condition, ConditionStatus } from '../types.ts';
+import type { Condition, ConditionStatus } from '../core/types.ts';
+import type { NodeSnapshot } from '../kube/client.ts';
+import { parseKubeTime } from '../kube/time.ts';
 
 /** The condition types this agent manages, so a later version can delete the ones it dropped. */
 export const MANAGED_ANNOTATION = 'node-problem-detector.io/managed-conditions';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { patternError } from '../rules/pattern.ts';
-import { parseGoDuration } from '../util/duration.ts';
+import { parseGoDuration } from '../gocompat/duration.ts';
 import type { ConfigIssue } from './errors.ts';
 import { formatPath } from './errors.ts';
 
@@ -16,12 +15,6 @@ export const goDuration = z.string().transform((text, ctx) => {
     return z.NEVER;
   }
   return ms;
-});
-
-/** An RE2 pattern that must compile with the agent's engine. */
-export const re2Pattern = z.string().superRefine((text, ctx) => {
-  const err = patternError(text);
-  if (err) ctx.addIssue({ code: 'custom', message: `invalid regex: ${err}` });
 });
 
 /** The fields every monitor kind's `conditions[]` entries share. */

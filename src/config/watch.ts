@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Clock, TimerHandle } from '../util/clock.ts';
+import type { Clock, TimerHandle } from '../core/clock.ts';
 
 export interface ConfigWatcherOptions {
   readonly files: readonly string[];

@@ -1,7 +1,7 @@
 import type { Counter, Registry } from 'prom-client';
-import { counter } from '../metrics/registry.ts';
-import { type RecorderMetrics, recorderMetrics } from '../recorder/metrics.ts';
-import type { ProblemEvent } from '../types.ts';
+import { counter } from '../core/metrics.ts';
+import type { ProblemEvent } from '../core/types.ts';
+import { type RecorderMetrics, recorderMetrics } from './record/metrics.ts';
 
 /** The recorders, available once the Node's UID is known (events without it are invisible to kubectl). */
 export interface RecorderSource {

@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
-import { counter, gauge } from './registry.ts';
+import { counter, gauge } from '../core/metrics.ts';
 
 export interface ProblemUpdate {
   readonly counted: readonly string[];

@@ -1,14 +1,6 @@
-import type { Condition, Status } from '../types.ts';
-
-/** How a running monitor is doing, as /healthz and the monitor metrics report it. */
-export interface MonitorHealth {
-  /** The monitor is running (its reader or scheduler is alive). */
-  readonly up: boolean;
-  /** The last read or probe succeeded. A monitor can be up but unhealthy (e.g. the journal is missing). */
-  readonly healthy: boolean;
-  /** Why it is not healthy, for logs and /healthz bodies. */
-  readonly detail?: string;
-}
+import type { ConfigKind } from '../config/load.ts';
+import type { Condition, MonitorHealth, Status } from '../core/types.ts';
+import type { MonitorDeps } from './deps.ts';
 
 /**
  * A monitor watches one thing on the host and reports Status objects. Every monitor type passes the
@@ -30,4 +22,10 @@ export interface Monitor {
    * False), then re-publishes. Conditions a monitor does not own are ignored.
    */
   restore?(conditions: readonly Condition[]): void;
+}
+
+/** A monitor type: the config it accepts and how to build a monitor from it. */
+export interface MonitorType<C = unknown> {
+  readonly configKind: ConfigKind<C>;
+  create(config: C, deps: MonitorDeps): Monitor;
 }

@@ -1,8 +1,8 @@
 import type { Gauge, Registry } from 'prom-client';
-import { counter, gauge } from '../metrics/registry.ts';
-import type { Status } from '../types.ts';
-import type { Clock, TimerHandle } from '../util/clock.ts';
-import type { Logger } from '../util/logger.ts';
+import type { Clock, TimerHandle } from '../core/clock.ts';
+import type { Logger } from '../core/logger.ts';
+import { counter, gauge } from '../core/metrics.ts';
+import type { Status } from '../core/types.ts';
 import type { Monitor } from './monitor.ts';
 
 const BACKOFF_INITIAL_MS = 1000;

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/errors.ts';
 import { parseFlags } from '../config/flag-parser.ts';
 import { loadConfigs } from '../config/load.ts';
-import { systemLogConfigKind } from '../config/log-monitor-schema.ts';
-import type { LogMonitorConfig } from '../config/types.ts';
+import { systemLogConfigKind } from '../monitors/system-log/schema.ts';
+import type { LogMonitorConfig } from '../rules/config.ts';
 import { parseReplayInput, type ReplayFormat } from './parse-input.ts';
 import { replay } from './replay.ts';
 

@@ -1,5 +1,6 @@
-import { kmsgTimestampMs, parseKmsgStream } from '../monitors/kmsg-parser.ts';
-import type { LogLine } from '../types.ts';
+import type { LogLine } from '../core/types.ts';
+import { journalString } from '../sources/journald/entry.ts';
+import { kmsgTimestampMs, parseKmsgStream } from '../sources/kmsg/parser.ts';
 
 export type ReplayFormat = 'kmsg' | 'plain' | 'journal-json';
 
@@ -56,13 +57,4 @@ function fromJournal(text: string): ParsedInput {
     }
   });
   return { lines, malformed };
-}
-
-/** journalctl -o json writes binary-unsafe fields as byte arrays and repeated fields as arrays. */
-export function journalString(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (Array.isArray(v) && v.every((b) => typeof b === 'number'))
-    return Buffer.from(v as number[]).toString('utf8');
-  if (Array.isArray(v) && typeof v[0] === 'string') return v[0];
-  return '';
 }

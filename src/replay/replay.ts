@@ -1,6 +1,6 @@
-import type { LogMonitorConfig } from '../config/types.ts';
+import type { Condition } from '../core/types.ts';
+import type { LogMonitorConfig } from '../rules/config.ts';
 import { type EngineResult, LogRuleEngine } from '../rules/log-engine.ts';
-import type { Condition } from '../types.ts';
 import type { ReplayLine } from './parse-input.ts';
 
 /** One line of replay output; the fields are the contract golden tests and users rely on. */

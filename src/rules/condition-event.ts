@@ -1,5 +1,5 @@
-import type { ConditionStatus, ProblemEvent } from '../types.ts';
-import { goQuote } from './go-quote.ts';
+import type { ConditionStatus, ProblemEvent } from '../core/types.ts';
+import { goQuote } from '../gocompat/go-quote.ts';
 
 /** NPD's condition-change event: Warning when the condition turns True, Normal otherwise. */
 export function conditionChangeEvent(

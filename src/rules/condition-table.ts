@@ -1,5 +1,5 @@
-import type { ConditionConfig } from '../config/types.ts';
-import type { Condition } from '../types.ts';
+import type { Condition } from '../core/types.ts';
+import type { ConditionConfig } from './config.ts';
 
 /**
  * A monitor's conditions: each starts False with its default reason and message (as NPD publishes

@@ -1,4 +1,4 @@
-import type { LogLine } from '../types.ts';
+import type { LogLine } from '../core/types.ts';
 import type { CompiledPattern, PatternMatch } from './pattern.ts';
 
 export interface BufferMatch {

@@ -1,7 +1,7 @@
-import type { LogMonitorConfig, LogRuleConfig } from '../config/types.ts';
-import type { Condition, LogLine, ProblemEvent, Status } from '../types.ts';
+import type { Condition, LogLine, ProblemEvent, Status } from '../core/types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
 import { ConditionTable } from './condition-table.ts';
+import type { LogMonitorConfig, LogRuleConfig } from './config.ts';
 import { FrequencyWindow } from './frequency.ts';
 import { type BufferMatch, LogBuffer } from './log-buffer.ts';
 import { type CompiledPattern, compilePattern } from './pattern.ts';

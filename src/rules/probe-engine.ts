@@ -1,7 +1,7 @@
-import type { ConditionConfig, RuleType } from '../config/types.ts';
-import type { Condition, ConditionStatus, ProblemEvent, Status } from '../types.ts';
+import type { Condition, ConditionStatus, ProblemEvent, Status } from '../core/types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
 import { ConditionTable } from './condition-table.ts';
+import type { ConditionConfig, RuleType } from './config.ts';
 import type { EngineResult, GaugeChange } from './log-engine.ts';
 
 /** NPD's plugin protocol: exit 0 is OK, 1 is NonOK, anything else Unknown. Probes use it too. */

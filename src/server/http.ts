@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { Condition } from '../types.ts';
+import type { Condition } from '../core/types.ts';
 
 export interface Probe {
   readonly ok: boolean;

@@ -1,18 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfigs } from '../../src/config/load.ts';
-import { systemLogConfigKind } from '../../src/config/log-monitor-schema.ts';
-import type { LogMonitorConfig, LogRuleConfig } from '../../src/config/types.ts';
+import { FakeClock } from '../../src/core/clock.ts';
+import { createRegistry } from '../../src/core/metrics.ts';
+import type { LogLine } from '../../src/core/types.ts';
 import { ProblemMetrics } from '../../src/metrics/problem-metrics.ts';
-import { createRegistry } from '../../src/metrics/registry.ts';
-import type { LinesHandler, LogSource } from '../../src/monitors/log-source.ts';
-import { SourceHub } from '../../src/monitors/source-hub.ts';
-import { SystemLogMonitor } from '../../src/monitors/system-log-monitor.ts';
+import { SystemLogMonitor } from '../../src/monitors/system-log/monitor.ts';
+import { systemLogConfigKind } from '../../src/monitors/system-log/schema.ts';
+import type { LogMonitorConfig, LogRuleConfig } from '../../src/rules/config.ts';
 import { LogRuleEngine } from '../../src/rules/log-engine.ts';
 import { compilePattern } from '../../src/rules/pattern.ts';
 import { sharedScan } from '../../src/rules/shared-scan.ts';
-import type { LogLine } from '../../src/types.ts';
-import { FakeClock } from '../../src/util/clock.ts';
+import { SourceHub } from '../../src/sources/hub.ts';
+import type { LinesHandler, LogSource } from '../../src/sources/source.ts';
 import { kernelCorpus } from './kernel-corpus.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -6,15 +6,15 @@
  */
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
+import { createExporter, type Exporter } from '../../src/agent/exporter.ts';
+import { parseOptions } from '../../src/agent/options.ts';
+import { monitorTypes } from '../../src/agent/registry.ts';
 import { allConditionTypes } from '../../src/conditions/owners.ts';
 import { type LoadedConfig, loadConfigs } from '../../src/config/load.ts';
-import { parseOptions } from '../../src/config/options.ts';
+import { systemClock } from '../../src/core/clock.ts';
+import type { Logger } from '../../src/core/logger.ts';
+import type { Condition, ProblemEvent } from '../../src/core/types.ts';
 import { EventDispatcher } from '../../src/events/dispatcher.ts';
-import { createExporter, type Exporter } from '../../src/exporter.ts';
-import { monitorTypes } from '../../src/monitors/registry.ts';
-import type { Condition, ProblemEvent } from '../../src/types.ts';
-import { systemClock } from '../../src/util/clock.ts';
-import type { Logger } from '../../src/util/logger.ts';
 import type { ControlPlane } from '../e2e/harness/controlplane.ts';
 import { REPO } from '../support/agent-process.ts';
 

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { createRegistry } from '../../src/metrics/registry.ts';
+import { createRegistry } from '../../src/core/metrics.ts';
 import {
   AGENT_USER,
   type AuditEvent,

@@ -7,15 +7,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { FLAGS } from '../../src/config/options.ts';
+import { FLAGS } from '../../src/agent/options.ts';
 import {
   agentContainer,
   configMapData,
   kubectlSkip,
   kustomizeBase,
   one,
-  registeredMetricNames,
   ROOT,
+  registeredMetricNames,
 } from './support.ts';
 
 const DOCS = ['install.md', 'migration-from-npd.md', 'consumers.md', 'metrics.md', 'troubleshooting.md'];

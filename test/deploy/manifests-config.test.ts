@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { configSources, kubectlSkip as skip, one, ROOT, renderBase, ruleFiles } from './support.ts';
+import { configSources, one, ROOT, renderBase, ruleFiles, kubectlSkip as skip } from './support.ts';
 
 describe('deploy/ kustomize: ConfigMaps', { skip }, () => {
   const base = skip ? [] : renderBase();

@@ -4,17 +4,17 @@
 //   node --import tsx --test test/deploy/manifests-daemonset.test.ts
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseOptions } from '../../src/config/options.ts';
+import { parseOptions } from '../../src/agent/options.ts';
 import {
   agentContainer,
   configMapData,
   type Doc,
   get,
-  kubectlSkip as skip,
   type Obj,
   one,
   podSpec,
   renderBase,
+  kubectlSkip as skip,
 } from './support.ts';
 
 /** A memory quantity in Mi. */

@@ -7,11 +7,11 @@ import { describe, test } from 'node:test';
 import {
   agentContainer,
   get,
-  kubectlSkip as skip,
   type Obj,
   one,
   registeredMetricNames,
   renderOverlay,
+  kubectlSkip as skip,
 } from './support.ts';
 
 /** Metrics that some alert must watch. */

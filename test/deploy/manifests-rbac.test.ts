@@ -10,13 +10,13 @@ import {
   type Doc,
   EXPECTED_RULES,
   get,
-  kubectlSkip as skip,
   kustomizeWith,
   one,
   RBAC_KINDS,
   ROOT,
   renderBase,
   renderOverlay,
+  kubectlSkip as skip,
 } from './support.ts';
 
 const AGENT_SUBJECTS = [{ kind: 'ServiceAccount', name: 'node-problem-detector', namespace: 'kube-system' }];

@@ -9,11 +9,11 @@ import { describe, test } from 'node:test';
 import {
   agentContainer,
   type Doc,
-  kubectlSkip as skip,
   one,
   ROOT,
   renderBase,
   renderOverlay,
+  kubectlSkip as skip,
 } from './support.ts';
 
 /** Every document has apiVersion, kind and metadata.name, and no two share kind, namespace and name. */

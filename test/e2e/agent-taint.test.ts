@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { TAINTS_ANNOTATION } from '../../src/conditions/taint-plan.ts';
+import { TAINTS_ANNOTATION } from '../../src/taints/plan.ts';
 import { CLUSTER_ROLE_FILE, type ControlPlane, startControlPlane } from './harness/controlplane.ts';
 import {
   type AgentProcess,

@@ -2,7 +2,7 @@
 // EPIPE): end to end on the real /dev/kmsg. The agent polls every 200 ms; a burst far bigger than the
 // 128 KiB ring (here ~1 MB) written between two polls guarantees the overwrite. The agent keeps
 // reading, counts every overwritten record, and still reports a problem logged after the burst.
-// test/unit/kmsg/reader-failures.test.ts covers the same path against a fake device.
+// test/unit/sources/kmsg/reader-failures.test.ts covers the same path against a fake device.
 // NOTE: this overwrites the kernel log for everyone on the machine; do not run it beside other e2e tests.
 import assert from 'node:assert/strict';
 import { closeSync, openSync, writeSync } from 'node:fs';

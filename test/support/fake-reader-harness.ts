@@ -1,12 +1,12 @@
 /**
- * What the fake-clock reader harnesses (test/unit/kmsg, test/unit/logsources) share: time units, the
+ * What the fake-clock reader harnesses (test/unit/sources/...) share: time units, the
  * dependencies every reader under test gets (its clock, a fresh registry, a silent logger), and exact
  * reads of the counters it keeps.
  */
 import type { Registry } from 'prom-client';
-import { createRegistry } from '../../src/metrics/registry.ts';
-import type { Clock } from '../../src/util/clock.ts';
-import { type Logger, silentLogger } from '../../src/util/logger.ts';
+import type { Clock } from '../../src/core/clock.ts';
+import { type Logger, silentLogger } from '../../src/core/logger.ts';
+import { createRegistry } from '../../src/core/metrics.ts';
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;

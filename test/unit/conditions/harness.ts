@@ -6,9 +6,9 @@ import {
   type NodeConditionJson,
   type NodeStatusWriter,
 } from '../../../src/conditions/manager.ts';
-import { createRegistry } from '../../../src/metrics/registry.ts';
-import type { Condition } from '../../../src/types.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
+import { FakeClock } from '../../../src/core/clock.ts';
+import { createRegistry } from '../../../src/core/metrics.ts';
+import type { Condition } from '../../../src/core/types.ts';
 
 /** Shared by the condition manager tests: a recording writer and a fake-clock driver. */
 export const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);

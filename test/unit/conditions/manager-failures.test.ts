@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../../src/k8s/errors.ts';
-import type { Condition } from '../../../src/types.ts';
+import type { Condition } from '../../../src/core/types.ts';
+import { ApiError } from '../../../src/kube/errors.ts';
 import { advance, cond, metricValue, setup, T0 } from './harness.ts';
 
 describe('ConditionManager when syncs fail', () => {

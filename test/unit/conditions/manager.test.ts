@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConditionManager } from '../../../src/conditions/manager.ts';
-import { createRegistry } from '../../../src/metrics/registry.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
+import { FakeClock } from '../../../src/core/clock.ts';
+import { createRegistry } from '../../../src/core/metrics.ts';
 import { advance, cond, setup, T0 } from './harness.ts';
 
 describe('ConditionManager', () => {

@@ -3,19 +3,21 @@
  * throwing on a host that lacks what it watches, reports its own source, reports health, ignores
  * conditions it does not own, stops idempotently, and never emits after stop().
  */
+
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { monitorTypes } from '../../../src/agent/registry.ts';
 import { loadConfigs } from '../../../src/config/load.ts';
+import { FakeClock } from '../../../src/core/clock.ts';
+import { silentLogger } from '../../../src/core/logger.ts';
+import { createRegistry } from '../../../src/core/metrics.ts';
+import type { Status } from '../../../src/core/types.ts';
+import { hostPaths } from '../../../src/host/paths.ts';
 import { ProblemMetrics } from '../../../src/metrics/problem-metrics.ts';
-import { createRegistry } from '../../../src/metrics/registry.ts';
-import { hostPaths, type MonitorDeps } from '../../../src/monitors/deps.ts';
-import { monitorTypes } from '../../../src/monitors/registry.ts';
-import type { Status } from '../../../src/types.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
-import { silentLogger } from '../../../src/util/logger.ts';
+import type { MonitorDeps } from '../../../src/monitors/deps.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'npd-contract-'));
 mkdirSync(join(root, 'proc', 'sys', 'fs'), { recursive: true });

@@ -1,0 +1,263 @@
+import type { Gauge, Registry } from 'prom-client';
+import { ConditionAggregator } from '../conditions/aggregate.ts';
+import { allConditionTypes, checkOwners } from '../conditions/owners.ts';
+import type { StartupPlan } from '../conditions/ownership.ts';
+import { ConfigError, formatIssue } from '../config/errors.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import { ConfigWatcher } from '../config/watch.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Logger } from '../core/logger.ts';
+import { counter, gauge } from '../core/metrics.ts';
+import type { Condition, Status } from '../core/types.ts';
+import { EventDispatcher } from '../events/dispatcher.ts';
+import { hostPaths } from '../host/paths.ts';
+import { ProblemMetrics } from '../metrics/problem-metrics.ts';
+import type { MonitorDeps } from '../monitors/deps.ts';
+import type { Monitor, MonitorType } from '../monitors/monitor.ts';
+import { MonitorSupervisor } from '../monitors/supervisor.ts';
+import { type Endpoints, HttpServers } from '../server/http.ts';
+import { SourceHub } from '../sources/hub.ts';
+import { createExporter, type Exporter } from './exporter.ts';
+import type { Options } from './options.ts';
+import { planReload, type RunningMonitor } from './reload.ts';
+
+export interface AgentDeps {
+  readonly options: Options;
+  readonly configs: readonly LoadedConfig[];
+  readonly types: readonly MonitorType[];
+  readonly clock: Clock;
+  readonly registry: Registry;
+  readonly logger: Logger;
+  readonly version: string;
+  /** Loads and validates the config files again; throws ConfigError. Enables hot reload. */
+  readonly reload?: {
+    readonly files: readonly string[];
+    readonly load: () => LoadedConfig[];
+    readonly intervalMs: number;
+  };
+}
+
+/**
+ * The composition root: monitors feed statuses one way into the condition manager and the event
+ * pipeline, while the HTTP servers report health, conditions and metrics.
+ */
+export class Agent {
+  private readonly deps: AgentDeps;
+  private readonly servers = new HttpServers();
+  private readonly seen = new Map<string, Condition>();
+  private readonly aggregator = new ConditionAggregator();
+  private aggregated: ReadonlySet<string> = new Set();
+  private running: RunningMonitor[] = [];
+  private monitorDeps: MonitorDeps | undefined;
+  private supervisor: MonitorSupervisor | undefined;
+  private exporter: Exporter | undefined;
+  private dispatcher: EventDispatcher | undefined;
+  private watcher: ConfigWatcher | undefined;
+  private reloads: ReturnType<typeof reloadMetrics> | undefined;
+
+  constructor(deps: AgentDeps) {
+    this.deps = deps;
+  }
+
+  async start(): Promise<void> {
+    const { clock, registry, logger } = this.deps;
+    this.createMonitors();
+    const exporter = await this.startExporter();
+    this.supervisor = new MonitorSupervisor(
+      this.running.map((r) => r.monitor),
+      { clock, logger, registry },
+    );
+    await this.listen();
+    await this.supervisor.start((status) => this.onStatus(status));
+    this.watchConfig();
+    logger.info(
+      {
+        mode: exporter.mode,
+        monitors: this.running.map((r) => r.monitor.source),
+        node: this.deps.options.nodeName,
+      },
+      'agent started',
+    );
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.watcher?.stop();
+    await this.supervisor?.stop();
+    await this.exporter?.stop(graceMs);
+    await this.servers.close();
+  }
+
+  /** Applies a changed configuration, or keeps the running one and reports why not. */
+  async reload(): Promise<boolean> {
+    const { logger } = this.deps;
+    let next: LoadedConfig[];
+    try {
+      next = this.deps.reload?.load() ?? [];
+      const { issues } = checkOwners(next);
+      if (issues.length > 0) throw new ConfigError(issues);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      for (const issue of err.issues)
+        logger.error({ issue: formatIssue(issue) }, 'config reload rejected; keeping the running config');
+      this.reloads?.result(false);
+      return false;
+    }
+    await this.apply(next);
+    this.reloads?.result(true);
+    logger.info({ monitors: this.running.map((r) => r.monitor.source) }, 'config reloaded');
+    return true;
+  }
+
+  private async apply(next: LoadedConfig[]): Promise<void> {
+    const plan = planReload(this.running, next);
+    const supervisor = this.supervisor as MonitorSupervisor;
+    for (const r of plan.remove) await supervisor.remove(r.monitor);
+    const changed: RunningMonitor[] = [];
+    for (const { running, next: loaded } of plan.change) {
+      const reconfigure = (running.monitor as { reconfigure?: (c: unknown) => boolean }).reconfigure;
+      if (reconfigure?.call(running.monitor, loaded.config)) {
+        changed.push({ loaded, monitor: running.monitor });
+        continue;
+      }
+      const conditions = this.conditionsOf(running.monitor);
+      await supervisor.remove(running.monitor);
+      const monitor = this.create(loaded);
+      await supervisor.add(monitor);
+      monitor.restore?.(conditions);
+      changed.push({ loaded, monitor });
+    }
+    const added = plan.add.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
+    for (const r of added) await supervisor.add(r.monitor);
+    this.running = [...plan.keep, ...changed, ...added];
+    this.aggregated = checkOwners(next).aggregated;
+    this.exporter?.setConditionTypes?.(allConditionTypes(next));
+  }
+
+  private conditionsOf(monitor: Monitor): Condition[] {
+    return [...this.seen.values()].filter((c) => this.owner.get(c.type) === monitor.source);
+  }
+
+  private readonly owner = new Map<string, string>();
+
+  private resume(plan: StartupPlan): void {
+    for (const r of this.running) r.monitor.restore?.(plan.restore);
+  }
+
+  private createMonitors(): void {
+    const { options, clock, registry, logger, configs } = this.deps;
+    this.aggregated = checkOwners(configs).aggregated;
+    this.monitorDeps = {
+      clock,
+      logger,
+      registry,
+      problemMetrics: new ProblemMetrics(registry),
+      paths: hostPaths(options.hostRoot),
+      sources: new SourceHub(),
+    };
+    this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
+  }
+
+  private async startExporter(): Promise<Exporter> {
+    const { options, clock, registry, logger, configs } = this.deps;
+    const exporter = await createExporter({
+      options,
+      clock,
+      registry,
+      logger,
+      version: this.deps.version,
+      conditionTypes: allConditionTypes(configs),
+      onStartup: (plan) => this.resume(plan),
+    });
+    this.exporter = exporter;
+    this.dispatcher = new EventDispatcher(registry);
+    exporter.attachEvents(this.dispatcher);
+    return exporter;
+  }
+
+  private listen(): Promise<void> {
+    const { options } = this.deps;
+    return this.servers.listen(
+      this.endpoints(),
+      { address: options.address, port: options.port },
+      { address: options.prometheusAddress, port: options.prometheusPort },
+    );
+  }
+
+  private create(loaded: LoadedConfig): Monitor {
+    const type = this.deps.types.find((t) => t.configKind.kind === loaded.kind);
+    if (!type) throw new Error(`${loaded.file}: no monitor type for ${loaded.kind}`);
+    return type.create(loaded.config, this.monitorDeps as MonitorDeps);
+  }
+
+  private watchConfig(): void {
+    const reload = this.deps.reload;
+    if (!reload) return;
+    this.reloads = reloadMetrics(this.deps.registry);
+    this.watcher = new ConfigWatcher({
+      files: reload.files,
+      clock: this.deps.clock,
+      intervalMs: reload.intervalMs,
+      onChange: () => void this.reload(),
+    });
+    this.watcher.start();
+  }
+
+  private onStatus(status: Status): void {
+    for (const reported of status.conditions) {
+      this.owner.set(reported.type, status.source);
+      const c = this.aggregated.has(reported.type)
+        ? this.aggregator.update(status.source, reported)
+        : reported;
+      const prev = this.seen.get(c.type);
+      if (!prev || prev.status !== c.status || prev.reason !== c.reason) {
+        this.deps.logger.info(
+          {
+            source: status.source,
+            condition: c.type,
+            status: c.status,
+            reason: c.reason,
+            message: c.message,
+          },
+          'condition',
+        );
+      }
+      this.seen.set(c.type, c);
+      this.exporter?.conditions.update(c);
+      this.exporter?.taints?.observe(c);
+    }
+    this.dispatcher?.dispatch(status.source, status.events);
+  }
+
+  private endpoints(): Endpoints {
+    return {
+      registry: this.deps.registry,
+      health: () => this.supervisor?.liveness() ?? { ok: false, detail: 'starting\n' },
+      ready: () => {
+        const synced = this.exporter?.conditions.synced() ?? false;
+        return { ok: synced, detail: synced ? 'node sync ok\n' : 'node conditions not synced\n' };
+      },
+      conditions: () => this.exporter?.conditions.conditions() ?? [],
+    };
+  }
+}
+
+function reloadMetrics(registry: Registry) {
+  const total = counter(registry, {
+    name: 'npd_config_reloads_total',
+    help: 'Config reloads by result.',
+    labelNames: ['result'],
+  });
+  const ok: Gauge = gauge(registry, {
+    name: 'npd_config_last_reload_successful',
+    help: '1 if the last config reload was applied, 0 if it was rejected.',
+  });
+  total.inc({ result: 'success' }, 0);
+  total.inc({ result: 'failure' }, 0);
+  ok.set(1);
+  return {
+    result(success: boolean) {
+      total.inc({ result: success ? 'success' : 'failure' });
+      ok.set(success ? 1 : 0);
+    },
+  };
+}

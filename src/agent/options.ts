@@ -1,0 +1,300 @@
+import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
+import { parseHeaderFlags, validatePersistConfig } from '../events/persist/config.ts';
+import { parseGoDuration } from '../gocompat/duration.ts';
+import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
+
+/** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
+export interface Options {
+  readonly systemLogMonitors: readonly string[];
+  readonly customPluginMonitors: readonly string[];
+  readonly systemStatsMonitors: readonly string[];
+  readonly probeMonitors: readonly string[];
+  readonly enableK8sExporter: boolean;
+  readonly apiserverOverride: string;
+  readonly kubeconfig: string;
+  readonly heartbeatPeriodMs: number;
+  readonly writeEvents: boolean;
+  readonly updateNodeConditions: boolean;
+  readonly eventNamespace: string;
+  readonly eventsApi: 'core' | 'events.k8s.io';
+  readonly apiTimeoutMs: number;
+  readonly kubeApiQps: number;
+  readonly kubeApiBurst: number;
+  readonly eventWebhookUrl: string;
+  readonly eventWebhookHeaders: Readonly<Record<string, string>>;
+  readonly eventWebhookTimeoutMs: number;
+  readonly eventFile: string;
+  readonly eventFileMaxBytes: number;
+  readonly nodeName: string;
+  readonly address: string;
+  readonly port: number;
+  readonly prometheusAddress: string;
+  readonly prometheusPort: number;
+  readonly hostRoot: string;
+  readonly shutdownGraceMs: number;
+  readonly configReloadMs: number;
+  /** --taint-on-condition; empty (the default) keeps the agent report-only. */
+  readonly taintOnCondition: readonly TaintRule[];
+  readonly version: boolean;
+  readonly help: boolean;
+}
+
+const S = (name: string, help: string, def = ''): FlagSpec => ({ name, kind: 'string', help, default: def });
+const B = (name: string, help: string, def: boolean): FlagSpec => ({
+  name,
+  kind: 'bool',
+  help,
+  default: String(def),
+});
+const L = (name: string, help: string): FlagSpec => ({ name, kind: 'list', help });
+const D = (name: string, help: string, def: string): FlagSpec => ({
+  name,
+  kind: 'duration',
+  help,
+  default: def,
+});
+const I = (name: string, help: string, def: number): FlagSpec => ({
+  name,
+  kind: 'int',
+  help,
+  default: String(def),
+});
+const IGNORED = (name: string, kind: FlagSpec['kind'], help: string): FlagSpec => ({
+  name,
+  kind,
+  help,
+  ignored: true,
+});
+
+export const FLAGS: readonly FlagSpec[] = [
+  L('config.system-log-monitor', 'System log monitor config files, comma separated'),
+  L('config.custom-plugin-monitor', 'Custom plugin monitor config files, comma separated'),
+  L('config.system-stats-monitor', 'System stats monitor config files, comma separated'),
+  L('config.probe-monitor', 'Built-in probe monitor config files (no host binaries needed), comma separated'),
+  L('system-log-monitors', 'Deprecated alias of --config.system-log-monitor'),
+  L('custom-plugin-monitors', 'Deprecated alias of --config.custom-plugin-monitor'),
+  B('enable-k8s-exporter', 'Report conditions and events to the API server', true),
+  S('apiserver-override', 'API server URI, e.g. https://host:443?inClusterConfig=false&auth=/kubeconfig'),
+  S('kubeconfig', 'Path to a kubeconfig (default $KUBECONFIG, then in-cluster config)'),
+  D('apiserver-wait-timeout', 'Accepted for NPD compatibility; monitors never wait for the API server', '5m'),
+  D('apiserver-wait-interval', 'Accepted for NPD compatibility', '5s'),
+  D('k8s-exporter-heartbeat-period', 'Re-send node conditions at least this often', '5m'),
+  B('k8s-exporter-write-events', 'Write Event objects', true),
+  B('k8s-exporter-update-node-conditions', 'Patch node conditions', true),
+  S('event-namespace', 'Namespace of Events ("" means default)'),
+  S('events-api', 'Events API: core (core/v1, like NPD) or events.k8s.io (EventSeries)', 'core'),
+  D('api-request-timeout', 'Timeout of every API request', '10s'),
+  S('event-webhook-url', 'Also POST every event, as core/v1 JSON, to this http(s) URL (docs/event-sinks.md)'),
+  L('event-webhook-header', 'Header sent to --event-webhook-url, "Name: value"; repeatable'),
+  D('event-webhook-timeout', 'Timeout of each --event-webhook-url request', '10s'),
+  S('event-file', 'Also append every event, one JSON object per line, to this file'),
+  I('event-file-max-bytes', 'Rotate --event-file to <file>.1 (keeping one) at this size', 10 * 1024 * 1024),
+  {
+    name: 'kube-api-qps',
+    kind: 'float',
+    help: 'Client-side API request rate limit (<0: none)',
+    default: '500',
+  },
+  I('kube-api-burst', 'Client-side API request burst', 500),
+  S('hostname-override', 'Node name (default $NODE_NAME, then the hostname)'),
+  S('address', 'Bind address of /healthz, /readyz and /conditions', '127.0.0.1'),
+  I('port', 'Port of /healthz, /readyz and /conditions; 0 disables', 20256),
+  S('prometheus-address', 'Bind address of /metrics', '127.0.0.1'),
+  I('prometheus-port', 'Port of /metrics; 0 disables', 20257),
+  S('host-root', 'Where the host file system is mounted (/proc, /sys, /dev/kmsg are read below it)', '/'),
+  D('shutdown-grace-period', 'How long SIGTERM waits for queued events and a last condition sync', '10s'),
+  D('config-reload-period', 'How often config files are checked for changes (hot reload); 0 disables', '10s'),
+  L(
+    'taint-on-condition',
+    'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)',
+  ),
+  B('version', 'Print the version and exit', false),
+  B('help', 'Print this help and exit', false),
+  IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
+  IGNORED('v', 'int', 'klog verbosity; use LOG_LEVEL=debug instead'),
+  IGNORED('logtostderr', 'bool', 'klog flag; logs always go to stdout'),
+  IGNORED('alsologtostderr', 'bool', 'klog flag'),
+  IGNORED('vmodule', 'string', 'klog flag'),
+];
+
+export interface ParsedOptions {
+  readonly options: Options;
+  readonly positional: readonly string[];
+  readonly errors: readonly string[];
+  readonly ignored: readonly string[];
+}
+
+export function parseOptions(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  hostname: string,
+): ParsedOptions {
+  const parsed = parseFlags(argv, FLAGS);
+  const errors = [...parsed.errors];
+  const options = readOptions(flagReader(parsed.values, errors), env, hostname);
+  validatePersistConfig(options, errors);
+  const ignored = FLAGS.filter((f) => f.ignored && parsed.values.has(f.name)).map((f) => f.name);
+  return { options, positional: parsed.positional, errors, ignored };
+}
+
+/** Typed reads of the parsed flags; each bad value adds to `errors`, in the order it is read. */
+interface FlagReader {
+  readonly errors: string[];
+  get(name: string): string;
+  list(name: string): string[];
+  num(name: string): number;
+  dur(name: string): number;
+}
+
+function flagReader(values: ParsedFlags['values'], errors: string[]): FlagReader {
+  const get = (name: string): string => {
+    const v = values.get(name);
+    const spec = FLAGS.find((f) => f.name === name);
+    return typeof v === 'string' ? v : (spec?.default ?? '');
+  };
+  return {
+    errors,
+    get,
+    list: (name) => {
+      const v = values.get(name);
+      return Array.isArray(v) ? v : [];
+    },
+    num: (name) => toNumber(name, get(name), errors),
+    dur: (name) => toDuration(name, get(name), errors),
+  };
+}
+
+function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): Options {
+  const monitors = monitorOptions(f);
+  const eventsApi = f.get('events-api');
+  if (eventsApi !== 'core' && eventsApi !== 'events.k8s.io')
+    f.errors.push('--events-api must be core or events.k8s.io');
+  // Never used, but a malformed value is still an error.
+  f.dur('apiserver-wait-timeout');
+  f.dur('apiserver-wait-interval');
+  const taints = parseTaintRules(f.list('taint-on-condition'));
+  f.errors.push(...taints.errors);
+  return {
+    ...monitors,
+    ...apiOptions(f, env, eventsApi),
+    ...eventSinkOptions(f),
+    nodeName: f.get('hostname-override') || env.NODE_NAME || hostname,
+    address: f.get('address'),
+    port: f.num('port'),
+    prometheusAddress: f.get('prometheus-address'),
+    prometheusPort: f.num('prometheus-port'),
+    hostRoot: f.get('host-root'),
+    shutdownGraceMs: f.dur('shutdown-grace-period'),
+    configReloadMs: f.dur('config-reload-period'),
+    taintOnCondition: taints.rules,
+    version: f.get('version') === 'true',
+    help: f.get('help') === 'true',
+  };
+}
+
+type MonitorOptions = Pick<
+  Options,
+  'systemLogMonitors' | 'customPluginMonitors' | 'systemStatsMonitors' | 'probeMonitors'
+>;
+
+function monitorOptions(f: FlagReader): MonitorOptions {
+  return {
+    systemLogMonitors: aliased(
+      f.list('config.system-log-monitor'),
+      f.list('system-log-monitors'),
+      'system-log-monitor',
+      f.errors,
+    ),
+    customPluginMonitors: aliased(
+      f.list('config.custom-plugin-monitor'),
+      f.list('custom-plugin-monitors'),
+      'custom-plugin-monitor',
+      f.errors,
+    ),
+    systemStatsMonitors: f.list('config.system-stats-monitor'),
+    probeMonitors: f.list('config.probe-monitor'),
+  };
+}
+
+type ApiOptions = Pick<
+  Options,
+  | 'enableK8sExporter'
+  | 'apiserverOverride'
+  | 'kubeconfig'
+  | 'heartbeatPeriodMs'
+  | 'writeEvents'
+  | 'updateNodeConditions'
+  | 'eventNamespace'
+  | 'eventsApi'
+  | 'apiTimeoutMs'
+  | 'kubeApiQps'
+  | 'kubeApiBurst'
+>;
+
+function apiOptions(f: FlagReader, env: NodeJS.ProcessEnv, eventsApi: string): ApiOptions {
+  return {
+    enableK8sExporter: f.get('enable-k8s-exporter') === 'true',
+    apiserverOverride: f.get('apiserver-override'),
+    kubeconfig: f.get('kubeconfig') || env.KUBECONFIG || '',
+    heartbeatPeriodMs: f.dur('k8s-exporter-heartbeat-period'),
+    writeEvents: f.get('k8s-exporter-write-events') === 'true',
+    updateNodeConditions: f.get('k8s-exporter-update-node-conditions') === 'true',
+    eventNamespace: f.get('event-namespace'),
+    eventsApi: eventsApi === 'events.k8s.io' ? 'events.k8s.io' : 'core',
+    apiTimeoutMs: f.dur('api-request-timeout'),
+    kubeApiQps: f.num('kube-api-qps'),
+    kubeApiBurst: f.num('kube-api-burst'),
+  };
+}
+
+type EventSinkOptions = Pick<
+  Options,
+  'eventWebhookUrl' | 'eventWebhookHeaders' | 'eventWebhookTimeoutMs' | 'eventFile' | 'eventFileMaxBytes'
+>;
+
+function eventSinkOptions(f: FlagReader): EventSinkOptions {
+  return {
+    eventWebhookUrl: f.get('event-webhook-url'),
+    eventWebhookHeaders: parseHeaderFlags(f.list('event-webhook-header'), f.errors),
+    eventWebhookTimeoutMs: f.dur('event-webhook-timeout'),
+    eventFile: f.get('event-file'),
+    eventFileMaxBytes: f.num('event-file-max-bytes'),
+  };
+}
+
+/** NPD panics when a deprecated alias is combined with its replacement; we report it instead. */
+function aliased(current: string[], deprecated: string[], name: string, errors: string[]): string[] {
+  if (current.length > 0 && deprecated.length > 0) {
+    errors.push(`--config.${name} and its deprecated alias cannot be combined`);
+  }
+  return [...new Set([...current, ...deprecated])];
+}
+
+function toNumber(name: string, value: string, errors: string[]): number {
+  const n = Number(value);
+  if (value === '' || !Number.isFinite(n)) errors.push(`invalid number "${value}" for --${name}`);
+  return n;
+}
+
+function toDuration(name: string, value: string, errors: string[]): number {
+  const ms = parseGoDuration(value);
+  if (ms instanceof Error) {
+    errors.push(`--${name}: ${ms.message}`);
+    return 0;
+  }
+  return ms;
+}
+
+export function helpText(): string {
+  const lines = FLAGS.filter((f) => !f.ignored).map((f) => {
+    const def = f.default !== undefined && f.default !== '' ? ` (default ${f.default})` : '';
+    return `  --${f.name.padEnd(38)} ${f.help}${def}`;
+  });
+  return [
+    'Usage: node-problem-detector [flags]',
+    '       node-problem-detector replay --config FILE... [--format kmsg|plain|journal-json] [--boot-time T] LOG|-',
+    '',
+    'Flags:',
+    ...lines,
+  ].join('\n');
+}

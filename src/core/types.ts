@@ -1,0 +1,50 @@
+/**
+ * The vocabulary shared by every stage of the pipeline. It mirrors NPD's pkg/types so that
+ * configs, messages and metrics stay compatible.
+ */
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export interface Condition {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  /** Epoch milliseconds of the last status or reason change. */
+  readonly transition: number;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** `info` becomes a Normal event, `warn` a Warning event. */
+export type Severity = 'info' | 'warn';
+
+export interface ProblemEvent {
+  readonly severity: Severity;
+  /** Epoch milliseconds. */
+  readonly timestamp: number;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** What a monitor reports: new events (oldest first) and its full current condition list. */
+export interface Status {
+  readonly source: string;
+  readonly events: readonly ProblemEvent[];
+  readonly conditions: readonly Condition[];
+}
+
+/** One log record from any log source, already stripped of its own framing. */
+export interface LogLine {
+  /** Epoch milliseconds. */
+  readonly timestamp: number;
+  readonly message: string;
+}
+
+/** How a running monitor is doing, as /healthz and the monitor metrics report it. */
+export interface MonitorHealth {
+  /** The monitor is running (its reader or scheduler is alive). */
+  readonly up: boolean;
+  /** The last read or probe succeeded. A monitor can be up but unhealthy (e.g. the journal is missing). */
+  readonly healthy: boolean;
+  /** Why it is not healthy, for logs and /healthz bodies. */
+  readonly detail?: string;
+}

@@ -1,0 +1,148 @@
+import type { Counter, Registry } from 'prom-client';
+import type { Clock, TimerHandle } from '../../core/clock.ts';
+import { counter } from '../../core/metrics.ts';
+import type { Condition, LogLine, MonitorHealth, Status } from '../../core/types.ts';
+import type { ProblemMetrics } from '../../metrics/problem-metrics.ts';
+import type { LogMonitorConfig } from '../../rules/config.ts';
+import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
+import type { LogSource, ScannedBatch } from '../../sources/source.ts';
+import type { Monitor } from '../monitor.ts';
+
+export interface SystemLogMonitorDeps {
+  readonly clock: Clock;
+  readonly registry: Registry;
+  readonly problemMetrics: ProblemMetrics;
+}
+
+const TICK_MS = 1000;
+
+/**
+ * NPD's system-log-monitor: one log source feeding one rule engine. The source owns reading and
+ * reopening; this class owns matching, skip lists, recovery ticks and problem metrics.
+ */
+export class SystemLogMonitor implements Monitor {
+  readonly source: string;
+  private config: LogMonitorConfig;
+  private readonly logSource: LogSource;
+  private readonly deps: SystemLogMonitorDeps;
+  private engine: LogRuleEngine;
+  private readonly evaluated: Counter.Internal;
+  private readonly skipped: Counter.Internal;
+  private readonly evalSeconds: Counter.Internal;
+  private emit: ((s: Status) => void) | undefined;
+  private ticker: TimerHandle | undefined;
+
+  constructor(config: LogMonitorConfig, logSource: LogSource, deps: SystemLogMonitorDeps) {
+    this.source = config.source;
+    this.config = config;
+    this.logSource = logSource;
+    this.deps = deps;
+    this.engine = new LogRuleEngine(config, deps.clock.now());
+    const bySource = (name: string, help: string) =>
+      counter(deps.registry, { name, help, labelNames: ['source'] }).labels({ source: config.source });
+    this.evaluated = bySource('npd_log_lines_evaluated_total', 'Log lines run through the rules.');
+    this.skipped = bySource('npd_log_lines_skipped_total', 'Log lines dropped by skipList before matching.');
+    this.evalSeconds = bySource(
+      'npd_rule_evaluation_seconds_total',
+      'Time spent matching log lines against rules.',
+    );
+    if (config.metricsReporting) deps.problemMetrics.initialise(config.rules);
+  }
+
+  async start(emit: (status: Status) => void): Promise<void> {
+    this.emit = emit;
+    emit(this.engine.initialStatus());
+    this.logSource.start((lines, scanned) => this.onLines(lines, scanned), this.engine.literals());
+    if (this.needsTicks()) this.scheduleTick();
+  }
+
+  async stop(): Promise<void> {
+    this.emit = undefined;
+    this.ticker?.cancel();
+    this.ticker = undefined;
+    await this.logSource.stop();
+  }
+
+  health(): MonitorHealth {
+    return this.logSource.health();
+  }
+
+  /**
+   * Applies new rules without reopening the source, so the read position survives a reload. Returns
+   * false when what is read changed (plugin, path, filters), which needs a new monitor.
+   */
+  reconfigure(next: LogMonitorConfig): boolean {
+    if (!sameSource(this.config, next)) return false;
+    const previous = this.engine.conditions();
+    this.config = next;
+    this.engine = new LogRuleEngine(next, this.deps.clock.now());
+    this.logSource.retune?.(this.engine.literals());
+    for (const c of previous) if (c.status !== 'False') this.engine.restore(c, { force: true });
+    if (next.metricsReporting) this.deps.problemMetrics.initialise(next.rules);
+    this.emit?.(this.engine.initialStatus());
+    return true;
+  }
+
+  restore(conditions: readonly Condition[]): void {
+    for (const c of conditions) this.engine.restore(c);
+    this.emit?.(this.engine.initialStatus());
+  }
+
+  private onLines(lines: readonly LogLine[], scanned?: ScannedBatch): void {
+    const started = process.hrtime.bigint();
+    const batch = this.config.skipList.length > 0 ? this.withoutSkipped(lines, scanned) : { lines, scanned };
+    if (batch.scanned) {
+      const { found, scan } = batch.scanned;
+      for (const result of this.engine.processScanned(batch.lines, found, scan)) this.publish(result);
+    } else {
+      for (const line of batch.lines) {
+        const result = this.engine.process(line);
+        if (result) this.publish(result);
+      }
+    }
+    this.evalSeconds.inc(Number(process.hrtime.bigint() - started) / 1e9);
+    this.evaluated.inc(batch.lines.length);
+    const skipped = lines.length - batch.lines.length;
+    if (skipped > 0) this.skipped.inc(skipped);
+  }
+
+  /** NPD's skipList: lines holding any of its strings never reach the rules. */
+  private withoutSkipped(lines: readonly LogLine[], scanned: ScannedBatch | undefined) {
+    const keep = lines.map((l) => !this.config.skipList.some((s) => l.message.includes(s)));
+    return {
+      lines: lines.filter((_, i) => keep[i]),
+      scanned: scanned && { scan: scanned.scan, found: scanned.found.filter((_, i) => keep[i]) },
+    };
+  }
+
+  private publish(result: EngineResult): void {
+    if (this.config.metricsReporting) this.deps.problemMetrics.apply(result);
+    this.emit?.(result.status);
+  }
+
+  private needsTicks(): boolean {
+    return (
+      this.config.conditions.some((c) => c.clearAfterMs !== undefined) ||
+      this.config.rules.some((r) => r.windowMs !== undefined && r.type === 'permanent')
+    );
+  }
+
+  private scheduleTick(): void {
+    this.ticker = this.deps.clock.setTimeout(() => {
+      const result = this.engine.tick(this.deps.clock.now());
+      if (result) this.publish(result);
+      if (this.emit) this.scheduleTick();
+    }, TICK_MS);
+  }
+}
+
+function sameSource(a: LogMonitorConfig, b: LogMonitorConfig): boolean {
+  return (
+    a.plugin === b.plugin &&
+    a.logPath === b.logPath &&
+    a.source === b.source &&
+    a.lookbackMs === b.lookbackMs &&
+    a.delayMs === b.delayMs &&
+    JSON.stringify(a.pluginConfig) === JSON.stringify(b.pluginConfig)
+  );
+}

@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import type { ConfigIssue } from '../../config/errors.ts';
+import { formatPath } from '../../config/errors.ts';
+import type { ConfigKind } from '../../config/load.ts';
+import {
+  conditionFields,
+  deepFreeze,
+  goDuration,
+  isRecord,
+  toConfigIssues,
+} from '../../config/schema-kit.ts';
+import type { LogMonitorConfig } from '../../rules/config.ts';
+import { re2Pattern } from '../../rules/schema.ts';
+import { unknownReferences } from '../../rules/template.ts';
+
+/** pluginConfig keys each log plugin understands; NPD's filelog needs all three of its keys. */
+const PLUGIN_KEYS: Readonly<
+  Record<string, { readonly allowed: readonly string[]; readonly required: readonly string[] }>
+> = {
+  kmsg: { allowed: [], required: [] },
+  journald: { allowed: ['source', 'unit'], required: [] },
+  filelog: {
+    allowed: ['timestamp', 'message', 'timestampFormat'],
+    required: ['timestamp', 'message', 'timestampFormat'],
+  },
+};
+
+const condition = z.strictObject({ ...conditionFields, clearAfter: goDuration.optional() });
+
+const rule = z.strictObject({
+  type: z.enum(['temporary', 'permanent']),
+  condition: z.string().optional(),
+  reason: z.string().min(1),
+  pattern: re2Pattern,
+  patternGeneratedMessageSuffix: z.string().optional(),
+  message: z.string().optional(),
+  recoverPattern: re2Pattern.optional(),
+  count: z.number().int().min(1).optional(),
+  window: goDuration.optional(),
+  revertPattern: re2Pattern.optional(),
+});
+
+const logMonitor = z.strictObject({
+  plugin: z.enum(['kmsg', 'journald', 'filelog']),
+  pluginConfig: z.record(z.string(), z.string()).default({}),
+  logPath: z.string().default(''),
+  lookback: goDuration.default(0),
+  delay: goDuration.default(0),
+  skipList: z.array(z.string()).default([]),
+  bufferSize: z.number().int().min(1).max(1000).default(10),
+  source: z.string().default(''),
+  metricsReporting: z.boolean().default(true),
+  conditions: z.array(condition).default([]),
+  rules: z.array(rule).default([]),
+});
+
+/** Validates a system-log-monitor config (NPD's JSON or our YAML) and returns it normalised and frozen. */
+export function validateLogMonitor(
+  raw: unknown,
+  file: string,
+): { config?: LogMonitorConfig; issues: ConfigIssue[] } {
+  const parsed = logMonitor.safeParse(raw);
+  const issues = [...(parsed.success ? [] : toConfigIssues(file, parsed.error)), ...crossCheck(raw, file)];
+  if (!parsed.success || issues.length > 0) return { issues };
+  const v = parsed.data;
+  const config: LogMonitorConfig = {
+    kind: 'system-log',
+    file,
+    plugin: v.plugin,
+    pluginConfig: v.pluginConfig,
+    logPath: v.logPath,
+    lookbackMs: v.lookback,
+    delayMs: v.delay,
+    skipList: v.skipList,
+    bufferSize: v.bufferSize,
+    source: v.source,
+    metricsReporting: v.metricsReporting,
+    conditions: v.conditions.map(({ clearAfter, ...c }) => ({ ...c, clearAfterMs: clearAfter })),
+    rules: v.rules.map(({ window, ...r }) => ({ ...r, windowMs: window })),
+  };
+  return { config: deepFreeze(config), issues: [] };
+}
+
+/** Checks that span fields; they run on the raw input so they report alongside type errors. */
+function crossCheck(raw: unknown, file: string): ConfigIssue[] {
+  if (!isRecord(raw)) return [{ file, path: '', message: 'expected an object at the top level' }];
+  const issues: ConfigIssue[] = [];
+  const add = (path: PropertyKey[], message: string) =>
+    issues.push({ file, path: formatPath(path), message });
+  checkPluginConfig(raw, add);
+  const declared = new Set<string>();
+  const conditions = Array.isArray(raw.conditions) ? raw.conditions : [];
+  conditions.forEach((c, i) => {
+    if (!isRecord(c) || typeof c.type !== 'string') return;
+    if (declared.has(c.type)) add(['conditions', i, 'type'], `condition "${c.type}" is declared twice`);
+    declared.add(c.type);
+  });
+  const rules = Array.isArray(raw.rules) ? raw.rules : [];
+  rules.forEach((r, i) => {
+    if (isRecord(r)) checkRule(r, i, declared, add);
+  });
+  return issues;
+}
+
+type Add = (path: PropertyKey[], message: string) => void;
+
+function checkPluginConfig(raw: Record<string, unknown>, add: Add): void {
+  const spec = typeof raw.plugin === 'string' ? PLUGIN_KEYS[raw.plugin] : undefined;
+  if (!spec) return;
+  const pc = isRecord(raw.pluginConfig) ? raw.pluginConfig : {};
+  for (const key of Object.keys(pc)) {
+    if (!spec.allowed.includes(key))
+      add(['pluginConfig', key], `unknown key for plugin "${String(raw.plugin)}"`);
+  }
+  for (const key of spec.required) {
+    if (typeof pc[key] !== 'string' || pc[key] === '')
+      add(['pluginConfig', key], 'required by the filelog plugin');
+  }
+  if (raw.plugin === 'journald' && !pc.source && !pc.unit) {
+    add(['pluginConfig'], 'journald needs "source" (SYSLOG_IDENTIFIER) or "unit" (_SYSTEMD_UNIT)');
+  }
+}
+
+function checkRule(r: Record<string, unknown>, i: number, declared: Set<string>, add: Add): void {
+  if (r.type === 'permanent') {
+    if (typeof r.condition !== 'string' || r.condition === '') {
+      add(['rules', i, 'condition'], 'a permanent rule needs a condition');
+    } else if (!declared.has(r.condition)) {
+      add(['rules', i, 'condition'], `condition "${r.condition}" is not declared in conditions`);
+    }
+  } else if (r.recoverPattern !== undefined) {
+    add(['rules', i, 'recoverPattern'], 'only permanent rules can recover');
+  }
+  for (const field of ['reason', 'message'] as const) {
+    const template = r[field];
+    if (typeof template !== 'string' || typeof r.pattern !== 'string') continue;
+    for (const ref of unknownReferences(template, r.pattern)) {
+      add(['rules', i, field], `${ref} does not name a capture group of the pattern`);
+    }
+  }
+  if ((r.count === undefined) !== (r.window === undefined)) {
+    add(['rules', i, r.count === undefined ? 'count' : 'window'], 'count and window go together');
+  }
+  if (r.revertPattern !== undefined && r.count === undefined) {
+    add(['rules', i, 'revertPattern'], 'revertPattern needs count and window');
+  }
+}
+
+export const systemLogConfigKind: ConfigKind<LogMonitorConfig> = {
+  kind: 'system-log-monitor',
+  plugins: ['kmsg', 'journald', 'filelog'],
+  validate: validateLogMonitor,
+};

@@ -1,0 +1,299 @@
+import { basename, dirname } from 'node:path';
+import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { MonitorHealth } from '../../core/types.ts';
+import { LineSplitter, type SplitLine } from '../lines.ts';
+import { type FileId, nodeTailFs, nodeWatch, sameFile, type TailFs, type WatchFn } from './tail-fs.ts';
+
+/** What happened to the followed path, for metrics. */
+export type TailEvent = 'rename' | 'truncate' | 'delete' | 'open_error' | 'read_error' | 'watch_error';
+
+export interface FileTailOptions {
+  readonly path: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Complete lines, oldest first; once per poll that read something. */
+  readonly onLines: (lines: readonly SplitLine[]) => void;
+  readonly onEvent?: (event: TailEvent) => void;
+  readonly fs?: TailFs;
+  /** null: poll only. */
+  readonly watch?: WatchFn | null;
+  readonly pollIntervalMs?: number;
+  readonly maxLineBytes?: number;
+  /** A rotated-away file is read until it has been idle this long: writers reopen late. */
+  readonly rotateGraceMs?: number;
+  readonly maxBytesPerTick?: number;
+}
+
+interface OpenFile {
+  readonly fd: number;
+  readonly id: FileId;
+  offset: number;
+  /** The last bytes before `offset`, to notice a file rewritten in place past our offset. */
+  tail: Buffer;
+  readonly splitter: LineSplitter;
+  lastDataAt: number;
+}
+
+const RETRY_INITIAL_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+const SIGNATURE_BYTES = 16;
+const READ_CHUNK = 64 * 1024;
+
+/**
+ * `tail -F` without losing lines: follows the path by inode, reads from the last offset, drains a
+ * rotated file until it goes quiet, restarts at 0 on truncation (copytruncate), waits for a missing
+ * file, and holds a half-written last line until its newline. fs.watch only speeds things up; polling
+ * every `pollIntervalMs` is what guarantees progress.
+ */
+export class FileTail {
+  private readonly opts: FileTailOptions;
+  private readonly fs: TailFs;
+  private readonly buffer = Buffer.alloc(READ_CHUNK);
+  private current: OpenFile | undefined;
+  private draining: OpenFile[] = [];
+  private timer: TimerHandle | undefined;
+  private timerDue = 0;
+  private watcher: { close(): void } | undefined;
+  private running = false;
+  private detail = 'not started';
+  private failures = 0;
+  /** Where reading stopped when the fd was closed after an error, to resume the same file there. */
+  private resume: { id: FileId; offset: number; tail: Buffer; splitter: LineSplitter } | undefined;
+
+  constructor(opts: FileTailOptions) {
+    this.opts = opts;
+    this.fs = opts.fs ?? nodeTailFs();
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  stop(): void {
+    this.running = false;
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.watcher?.close();
+    this.watcher = undefined;
+    for (const f of [...this.draining, ...(this.current ? [this.current] : [])]) this.close(f);
+    this.current = undefined;
+    this.draining = [];
+    this.detail = 'stopped';
+  }
+
+  health(): MonitorHealth {
+    if (this.running && this.current && this.failures === 0) return { up: true, healthy: true };
+    return { up: this.running, healthy: false, detail: this.detail };
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    if (!this.running) return;
+    const lines: SplitLine[] = [];
+    let budget = this.opts.maxBytesPerTick ?? 4 * 1024 * 1024;
+    budget = this.drainRotated(lines, budget);
+    let delay = this.opts.pollIntervalMs ?? 250;
+    try {
+      if (!this.current) this.open();
+      if (this.current) budget = this.follow(this.current, lines, budget);
+      this.failures = 0;
+    } catch (err) {
+      delay = this.fail(err as NodeJS.ErrnoException);
+    }
+    if (lines.length > 0) this.opts.onLines(lines);
+    if (this.running) this.schedule(budget <= 0 ? 0 : delay);
+  }
+
+  /** Reads rotated-away files; closes each once it has been idle for the grace period. */
+  private drainRotated(lines: SplitLine[], budget: number): number {
+    let left = budget;
+    const now = this.opts.clock.now();
+    for (const f of this.draining) {
+      try {
+        left = this.readAvailable(f, lines, left);
+      } catch (err) {
+        this.opts.logger.warn({ err: (err as Error).message }, 'reading a rotated file failed; closing it');
+        f.lastDataAt = -Infinity;
+      }
+    }
+    const grace = this.opts.rotateGraceMs ?? 5000;
+    this.draining = this.draining.filter((f) => {
+      if (now - f.lastDataAt < grace) return true;
+      // The writer has moved on, so this line will never be finished in this file; deliver what there is.
+      const partial = f.splitter.flush();
+      if (partial) lines.push(partial);
+      this.close(f);
+      return false;
+    });
+    return left;
+  }
+
+  /** Opens the path; a missing file is a normal state (waiting), not an error. */
+  private open(): void {
+    let fd: number;
+    try {
+      fd = this.fs.openSync(this.opts.path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.detail = `waiting for ${this.opts.path}: it does not exist`;
+      return;
+    }
+    let id: FileId;
+    try {
+      id = this.fs.fstatSync(fd);
+      if (!id.isFile) throw new Error(`${this.opts.path} is not a regular file`);
+    } catch (err) {
+      this.fs.closeSync(fd);
+      throw err;
+    }
+    const r =
+      this.resume && sameFile(this.resume.id, id) && id.size >= this.resume.offset ? this.resume : undefined;
+    this.resume = undefined;
+    const splitter = r?.splitter ?? new LineSplitter(this.opts.maxLineBytes ?? 64 * 1024);
+    const now = this.opts.clock.now();
+    this.current = {
+      fd,
+      id,
+      offset: r?.offset ?? 0,
+      tail: r?.tail ?? Buffer.alloc(0),
+      splitter,
+      lastDataAt: now,
+    };
+    this.ensureWatch();
+  }
+
+  /** Reads new data, then checks the path for truncation, rotation or deletion. */
+  private follow(f: OpenFile, lines: SplitLine[], budget: number): number {
+    let left = budget;
+    if (this.rewritten(f)) this.restartAtZero(f);
+    left = this.readAvailable(f, lines, left);
+    if (left <= 0) return left;
+    let now: FileId | undefined;
+    try {
+      now = this.fs.statSync(this.opts.path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (now && sameFile(now, f.id)) return left;
+    this.opts.onEvent?.(now ? 'rename' : 'delete');
+    this.opts.logger.info(
+      { path: this.opts.path, rotated: now !== undefined },
+      'log file rotated; reading both',
+    );
+    f.lastDataAt = this.opts.clock.now();
+    this.draining.push(f);
+    this.current = undefined;
+    if (!now) {
+      this.detail = `waiting for ${this.opts.path}: it does not exist`;
+      return left;
+    }
+    this.open();
+    return this.current ? this.readAvailable(this.current, lines, left) : left;
+  }
+
+  private readAvailable(f: OpenFile, lines: SplitLine[], budget: number): number {
+    let left = budget;
+    while (left > 0) {
+      const n = this.fs.readSync(f.fd, this.buffer, Math.min(READ_CHUNK, left), f.offset);
+      if (n === 0) break;
+      const chunk = this.buffer.subarray(0, n);
+      f.splitter.push(chunk, lines);
+      const joined = n >= SIGNATURE_BYTES ? chunk : Buffer.concat([f.tail, chunk]);
+      f.tail = Buffer.from(joined.subarray(Math.max(0, joined.length - SIGNATURE_BYTES)));
+      f.offset += n;
+      left -= n;
+      f.lastDataAt = this.opts.clock.now();
+    }
+    return left;
+  }
+
+  /**
+   * Truncated (copytruncate), or rewritten in place and already grown past our offset: then the bytes
+   * just before the offset are no longer the ones we read.
+   */
+  private rewritten(f: OpenFile): boolean {
+    const { size } = this.fs.fstatSync(f.fd);
+    if (size < f.offset) return true;
+    if (size === f.offset || f.tail.length === 0) return false;
+    const probe = Buffer.alloc(f.tail.length);
+    const n = this.fs.readSync(f.fd, probe, probe.length, f.offset - probe.length);
+    return n !== probe.length || !probe.equals(f.tail);
+  }
+
+  private restartAtZero(f: OpenFile): void {
+    this.opts.onEvent?.('truncate');
+    this.opts.logger.info(
+      { path: this.opts.path, offset: f.offset },
+      'log file truncated; reading from the start',
+    );
+    // A pending half line stays: the writer finishes it at the new start of the file.
+    f.offset = 0;
+    f.tail = Buffer.alloc(0);
+  }
+
+  /** Closes the file (remembering where it stopped) and returns the backoff delay. */
+  private fail(err: NodeJS.ErrnoException): number {
+    const f = this.current;
+    this.opts.onEvent?.(f ? 'read_error' : 'open_error');
+    if (f) {
+      this.resume = { id: f.id, offset: f.offset, tail: f.tail, splitter: f.splitter };
+      this.close(f);
+      this.current = undefined;
+    }
+    this.failures += 1;
+    this.detail = `${this.opts.path}: ${err.message}`;
+    const delayMs = Math.min(RETRY_INITIAL_MS * 2 ** (this.failures - 1), RETRY_MAX_MS);
+    this.opts.logger.warn({ err: err.message, delayMs }, 'following log file failed; retrying');
+    return delayMs;
+  }
+
+  private ensureWatch(): void {
+    const watch = this.opts.watch === undefined ? nodeWatch() : this.opts.watch;
+    if (!watch || this.watcher) return;
+    const name = basename(this.opts.path);
+    const onError = (err: Error) => {
+      this.opts.onEvent?.('watch_error');
+      this.opts.logger.warn({ err: err.message }, 'watching the log directory failed; polling only');
+      this.watcher?.close();
+      this.watcher = undefined;
+    };
+    try {
+      this.watcher = watch(
+        dirname(this.opts.path),
+        // Events name the rotated file too, so any event counts while one is being drained.
+        (changed) => {
+          if (changed === null || changed === name || this.draining.length > 0) this.wake();
+        },
+        onError,
+      );
+    } catch (err) {
+      onError(err as Error);
+    }
+  }
+
+  /** Reads soon after a change; the short delay folds a burst of writes into one read. */
+  private wake(): void {
+    // During a retry backoff, changes wait for the backoff.
+    if (!this.running || this.failures > 0) return;
+    const soon = this.opts.clock.now() + 10;
+    if (this.timer && this.timerDue <= soon) return;
+    this.schedule(10);
+  }
+
+  private schedule(ms: number): void {
+    this.timer?.cancel();
+    this.timerDue = this.opts.clock.now() + ms;
+    this.timer = this.opts.clock.setTimeout(() => this.tick(), ms);
+  }
+
+  private close(f: OpenFile): void {
+    try {
+      this.fs.closeSync(f.fd);
+    } catch (err) {
+      this.opts.logger.debug({ err }, 'closing log file failed');
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import type * as ChildProcess from 'node:child_process';
+import * as nodeFs from 'node:fs';
+import { builtin } from '../../core/builtin.ts';
+import type { TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { LogLine, MonitorHealth } from '../../core/types.ts';
+import type { LogMonitorConfig } from '../../rules/config.ts';
+import type { SplitLine } from '../lines.ts';
+import { type LogSourceMetrics, logSourceMetrics, SampledWarning, sourceCounter } from '../metrics.ts';
+import type { LogSource, SourceDeps } from '../source.ts';
+import { sourceStartTime } from '../start.ts';
+import type { TextFileReader } from '../start-time.ts';
+import { type DirProbe, detectJournalDirectory, journalctlArgs } from './args.ts';
+import { parseJournalEntry } from './entry.ts';
+import { JournalFollower, type SpawnFn } from './follower.ts';
+
+export interface JournaldSourceOptions {
+  /** The journalctl binary. */
+  readonly command?: string;
+  readonly spawn?: SpawnFn;
+  readonly probe?: DirProbe;
+  /** Reads /proc/uptime for the start position. */
+  readonly fs?: TextFileReader;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly killTimeoutMs?: number;
+  /** How often the journal directory is detected again, to follow journald's move from /run to /var. */
+  readonly recheckMs?: number;
+}
+
+/** With --all a record carries its whole message; bigger JSON lines are dropped (counted), not buffered. */
+const MAX_JSON_LINE_BYTES = 1024 * 1024;
+const DEFAULT_KILL_TIMEOUT_MS = 3000;
+const DEFAULT_RECHECK_MS = 60_000;
+
+export function nodeDirProbe(): DirProbe {
+  return {
+    list(path) {
+      try {
+        return nodeFs.readdirSync(path);
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/**
+ * The systemd journal through a `journalctl --follow --output=json` child. The first run starts at NPD's
+ * start time; every later run resumes after the cursor of the last entry read, so a journalctl restart
+ * neither loses nor repeats entries.
+ */
+export function createJournaldSource(
+  config: LogMonitorConfig,
+  deps: SourceDeps,
+  opts: JournaldSourceOptions = {},
+): LogSource {
+  return new JournaldSource(config, deps, opts);
+}
+
+class JournaldSource implements LogSource {
+  private readonly config: LogMonitorConfig;
+  private readonly deps: SourceDeps;
+  private readonly opts: JournaldSourceOptions;
+  private readonly logger: Logger;
+  private readonly metrics: LogSourceMetrics;
+  private readonly malformed: { inc(): void };
+  private readonly restarts: { inc(): void };
+  private readonly badLines: SampledWarning;
+  private follower: JournalFollower | undefined;
+  private deliver: (lines: readonly LogLine[]) => void = () => {};
+  private recheck: TimerHandle | undefined;
+  private directory: string | undefined;
+  private cursor: string | undefined;
+  private startAt = 0;
+  /** Until an entry at or after startAt arrives, --since's whole-second rounding is corrected here. */
+  private backlog = true;
+
+  constructor(config: LogMonitorConfig, deps: SourceDeps, opts: JournaldSourceOptions) {
+    this.config = config;
+    this.deps = deps;
+    this.opts = opts;
+    this.logger = deps.logger.child({ source: config.source, plugin: 'journald' });
+    this.metrics = logSourceMetrics(deps.registry, config.source);
+    this.malformed = sourceCounter(
+      deps.registry,
+      config.source,
+      'npd_log_lines_malformed_total',
+      'Log lines dropped as unparsable.',
+    );
+    this.restarts = sourceCounter(
+      deps.registry,
+      config.source,
+      'npd_journal_restarts_total',
+      'Times journalctl was restarted, or its start retried, after an exit, a spawn failure or a missing journal.',
+    );
+    this.badLines = new SampledWarning(
+      () => deps.clock.now(),
+      (fields) => this.logger.warn(fields, 'malformed journalctl output lines'),
+    );
+  }
+
+  start(onLines: (lines: readonly LogLine[]) => void): void {
+    if (this.follower) return;
+    this.deliver = onLines;
+    this.startAt = sourceStartTime(this.config, this.deps, this.logger, this.opts.fs);
+    this.follower = new JournalFollower({
+      clock: this.deps.clock,
+      logger: this.logger,
+      spawn:
+        this.opts.spawn ??
+        ((command, args, options) =>
+          builtin<typeof ChildProcess>('node:child_process').spawn(command, args, options)),
+      command: this.opts.command ?? 'journalctl',
+      env: { ...(this.opts.env ?? process.env), SYSTEMD_COLORS: '0', SYSTEMD_PAGER: '' },
+      args: () => this.nextArgs(),
+      onLines: (lines) => this.onLines(lines),
+      onRestart: () => this.restarts.inc(),
+      maxLineBytes: MAX_JSON_LINE_BYTES,
+      killTimeoutMs: this.opts.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS,
+    });
+    this.follower.start();
+    this.scheduleRecheck();
+  }
+
+  async stop(): Promise<void> {
+    this.deliver = () => {};
+    this.recheck?.cancel();
+    this.recheck = undefined;
+    const follower = this.follower;
+    this.follower = undefined;
+    await follower?.stop();
+  }
+
+  health(): MonitorHealth {
+    return this.follower?.health() ?? { up: false, healthy: false, detail: 'not started' };
+  }
+
+  private locate() {
+    return detectJournalDirectory(
+      this.deps.paths.root,
+      this.config.logPath,
+      this.opts.probe ?? nodeDirProbe(),
+    );
+  }
+
+  private nextArgs(): readonly string[] | string {
+    const found = this.locate();
+    if ('missing' in found) {
+      this.directory = undefined;
+      return found.missing;
+    }
+    if (found.note && found.path !== this.directory) this.logger.info({ directory: found.path }, found.note);
+    this.directory = found.path;
+    return journalctlArgs({
+      directory: found.path,
+      identifier: this.config.pluginConfig.source,
+      unit: this.config.pluginConfig.unit,
+      afterCursor: this.cursor,
+      sinceMs: this.startAt,
+    });
+  }
+
+  private scheduleRecheck(): void {
+    this.recheck = this.deps.clock.setTimeout(() => {
+      const found = this.locate();
+      if (this.directory !== undefined && 'path' in found && found.path !== this.directory) {
+        this.logger.info(
+          { from: this.directory, to: found.path },
+          'journal directory moved; restarting journalctl',
+        );
+        this.follower?.recycle();
+      }
+      if (this.follower) this.scheduleRecheck();
+    }, this.opts.recheckMs ?? DEFAULT_RECHECK_MS);
+  }
+
+  private onLines(lines: readonly SplitLine[]): void {
+    const batch: LogLine[] = [];
+    for (const line of lines) this.accept(line, batch);
+    if (batch.length === 0) return;
+    try {
+      this.deliver(batch);
+    } catch (err) {
+      this.metrics.dropped('callback_error').inc(batch.length);
+      this.logger.error({ err, lines: batch.length }, 'journal line consumer threw');
+    }
+  }
+
+  private accept(line: SplitLine, batch: LogLine[]): void {
+    this.metrics.read.inc();
+    if (line.truncated) {
+      this.metrics.dropped('oversized').inc();
+      this.badLines.note(() => ({ reason: `JSON record over ${MAX_JSON_LINE_BYTES} bytes` }));
+      return;
+    }
+    const entry = parseJournalEntry(line.text);
+    if (entry instanceof Error) {
+      this.malformed.inc();
+      this.badLines.note(() => ({ reason: entry.message, line: line.text.slice(0, 200) }));
+      return;
+    }
+    this.cursor = entry.cursor;
+    if (this.backlog && entry.timestamp < this.startAt) {
+      this.metrics.dropped('before_start').inc();
+      return;
+    }
+    this.backlog = false;
+    if (entry.message === '') {
+      this.metrics.dropped('empty').inc();
+      return;
+    }
+    if (entry.truncated) this.metrics.truncated.inc();
+    batch.push({ timestamp: entry.timestamp, message: entry.message });
+  }
+}

@@ -1,0 +1,299 @@
+import * as nodeFs from 'node:fs';
+import type { Registry } from 'prom-client';
+import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
+import { counter } from '../../core/metrics.ts';
+import type { LogLine, MonitorHealth } from '../../core/types.ts';
+import { bootTimeMs, readUptimeMs, startTime, type TextFileReader } from '../start-time.ts';
+import { type KmsgRecord, kmsgTimestampMs, parseKmsgRecord } from './parser.ts';
+
+/**
+ * The three syscalls the reader makes. Node cannot poll a character device and blocking reads pin a
+ * libuv thread until the next kernel record (blocking shutdown), so the device is opened non-blocking
+ * and drained with synchronous reads on a timer instead.
+ */
+export interface KmsgDevice {
+  openSync(path: string, flags: number): number;
+  /** Reads one record into buffer and returns its length; throws errno errors (EAGAIN, EPIPE, ...). */
+  readSync(fd: number, buffer: Buffer): number;
+  closeSync(fd: number): void;
+}
+
+export function nodeKmsgDevice(): KmsgDevice {
+  return {
+    openSync: (path, flags) => nodeFs.openSync(path, flags),
+    // The driver ignores positions; null keeps Node from tracking one.
+    readSync: (fd, buffer) => nodeFs.readSync(fd, buffer, 0, buffer.length, null),
+    closeSync: (fd) => nodeFs.closeSync(fd),
+  };
+}
+
+export interface KmsgReaderOptions {
+  readonly clock: Clock;
+  readonly registry: Registry;
+  readonly logger: Logger;
+  /** Called once per drain with the new lines, oldest first; never with an empty array. */
+  readonly onLines: (lines: LogLine[]) => void;
+  /** The `source` metric label. Default `kmsg`. */
+  readonly source?: string;
+  readonly path?: string;
+  readonly device?: KmsgDevice;
+  readonly fs?: TextFileReader;
+  readonly uptimePath?: string;
+  /** NPD `lookback`: how far before now the start-up backlog is replayed. Default 0. */
+  readonly lookbackMs?: number;
+  /** NPD `delay`: records from the first `delay` after boot are skipped. Default 0. */
+  readonly delayMs?: number;
+  readonly pollIntervalMs?: number;
+  readonly maxRecordsPerTick?: number;
+  /** Drop records whose facility is not 0: only the kernel can log with facility 0. */
+  readonly requireKernelFacility?: boolean;
+  readonly bufferBytes?: number;
+}
+
+type SkipReason = 'before_start' | 'duplicate' | 'not_kernel' | 'empty' | 'callback_error';
+type Step = 'more' | 'idle' | Error;
+
+type Inc = { inc(value?: number): void };
+
+interface ReaderMetrics {
+  readonly read: Inc;
+  readonly malformed: Inc;
+  readonly lost: Inc;
+  readonly restarts: Inc;
+  readonly skipped: (reason: SkipReason) => Inc;
+}
+
+const RETRY_INITIAL_MS = 1000;
+/** A drain that found this many records means a flood: poll again after BUSY_POLL_MS. */
+const BUSY_BATCH = 32;
+const BUSY_POLL_MS = 10;
+const RETRY_MAX_MS = 30_000;
+/** Records plus dictionaries stay under 8 KiB (CONSOLE_EXT_LOG_MAX); a short buffer loses the record. */
+const DEFAULT_BUFFER_BYTES = 64 * 1024;
+const LEADING_SEQ = /^\d+,(\d+)[,;]/;
+
+function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * Reads /dev/kmsg like NPD's kmsg watcher. Counts: every successful read() is one line read, and ends
+ * up as exactly one of delivered, malformed or skipped{reason}; records the kernel overwrote or the
+ * reader could not fit are counted as lost.
+ */
+export class KmsgReader {
+  private readonly opts: KmsgReaderOptions;
+  private readonly path: string;
+  private readonly device: KmsgDevice;
+  private readonly buffer: Buffer;
+  private readonly metrics: ReaderMetrics;
+  private fd: number | undefined;
+  private timer: TimerHandle | undefined;
+  private running = false;
+  private healthy = false;
+  private detail = 'not started';
+  private bootTime: number | undefined;
+  private startAt = 0;
+  /** Until the first EAGAIN the reader is replaying history, which the start time filters. */
+  private backlogDone = false;
+  private lastSeq: number | undefined;
+  private failures = 0;
+
+  constructor(opts: KmsgReaderOptions) {
+    this.opts = opts;
+    this.path = opts.path ?? '/dev/kmsg';
+    this.device = opts.device ?? nodeKmsgDevice();
+    this.buffer = Buffer.alloc(opts.bufferBytes ?? DEFAULT_BUFFER_BYTES);
+    this.metrics = createMetrics(opts.registry, opts.source ?? 'kmsg');
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    if (this.open()) this.schedule(0);
+  }
+
+  stop(): void {
+    this.running = false;
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.closeFd();
+    this.healthy = false;
+    this.detail = 'stopped';
+  }
+
+  health(): MonitorHealth {
+    if (this.running && this.healthy) return { up: true, healthy: true };
+    return { up: this.running, healthy: false, detail: this.detail };
+  }
+
+  private open(): boolean {
+    if (this.bootTime === undefined) {
+      const uptime = readUptimeMs(this.opts.fs ?? nodeFs, this.opts.uptimePath);
+      if (uptime instanceof Error) return this.fail('boot time', uptime);
+      const now = this.opts.clock.now();
+      this.bootTime = bootTimeMs(now, uptime);
+      this.startAt = startTime(now, uptime, this.opts.lookbackMs ?? 0, this.opts.delayMs ?? 0);
+    }
+    try {
+      this.fd = this.device.openSync(this.path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
+    } catch (err) {
+      return this.fail(`open ${this.path}`, toError(err));
+    }
+    this.healthy = true;
+    return true;
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    if (!this.running) return;
+    if (this.fd === undefined && !this.open()) return;
+    if (this.fd !== undefined) this.drain(this.fd);
+  }
+
+  private drain(fd: number): void {
+    const batch: LogLine[] = [];
+    let outcome: Step = 'more';
+    for (let i = 0; i < (this.opts.maxRecordsPerTick ?? 10_000) && outcome === 'more'; i++) {
+      outcome = this.readOne(fd, batch);
+    }
+    this.deliver(batch);
+    if (!this.running) return;
+    if (outcome instanceof Error) {
+      this.fail(`read ${this.path}`, outcome);
+      return;
+    }
+    if (outcome === 'idle') this.backlogDone = true;
+    this.failures = 0;
+    // A capped drain continues at once; a busy ring is polled often, as it holds under 200 ms of a flood.
+    const idleMs = this.opts.pollIntervalMs ?? 200;
+    this.schedule(
+      outcome === 'more' ? 0 : batch.length >= BUSY_BATCH ? Math.min(idleMs, BUSY_POLL_MS) : idleMs,
+    );
+  }
+
+  private readOne(fd: number, batch: LogLine[]): Step {
+    let length: number;
+    try {
+      length = this.device.readSync(fd, this.buffer);
+    } catch (err) {
+      return this.onReadError(err);
+    }
+    if (length === 0) return 'idle';
+    this.metrics.read.inc();
+    this.accept(this.buffer.toString('utf8', 0, length), batch);
+    return 'more';
+  }
+
+  private onReadError(err: unknown): Step {
+    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (code === 'EAGAIN' || code === 'EWOULDBLOCK' || code === 'EINTR') return 'idle';
+    // The kernel overwrote our next record and moved us to the oldest; the seq gap says how many.
+    if (code === 'EPIPE') return 'more';
+    if (code === 'EINVAL') {
+      // The kernel already stepped past the record that did not fit, so it is gone.
+      this.metrics.lost.inc();
+      if (this.lastSeq !== undefined) this.lastSeq += 1;
+      this.opts.logger.warn({ bufferBytes: this.buffer.length }, 'kmsg record too big for the buffer');
+      return 'more';
+    }
+    return toError(err);
+  }
+
+  private accept(raw: string, batch: LogLine[]): void {
+    const record = parseKmsgRecord(raw);
+    if (record instanceof Error) {
+      this.metrics.malformed.inc();
+      const seq = LEADING_SEQ.exec(raw)?.[1];
+      // Account for its seq slot (guessing the next one if unreadable) so it is not also counted as lost.
+      if (seq !== undefined) this.trackSeq(Number(seq));
+      else if (this.lastSeq !== undefined) this.lastSeq += 1;
+      this.opts.logger.debug({ err: record.message, raw: raw.slice(0, 200) }, 'malformed kmsg record');
+      return;
+    }
+    const timestamp = kmsgTimestampMs(this.bootTime ?? 0, record.usec);
+    const reason = this.skipReason(record, timestamp);
+    if (reason) this.metrics.skipped(reason).inc();
+    else batch.push({ timestamp, message: record.message });
+  }
+
+  private skipReason(record: KmsgRecord, timestamp: number): SkipReason | undefined {
+    // After a reopen the device starts again at its oldest record.
+    if (this.lastSeq !== undefined && record.seq <= this.lastSeq) return 'duplicate';
+    this.trackSeq(record.seq);
+    if (this.opts.requireKernelFacility && record.facility !== 0) return 'not_kernel';
+    if (record.message === '') return 'empty';
+    if (!this.backlogDone && timestamp < this.startAt) return 'before_start';
+    return undefined;
+  }
+
+  private trackSeq(seq: number): void {
+    if (this.lastSeq !== undefined && seq > this.lastSeq + 1) {
+      const lost = seq - this.lastSeq - 1;
+      this.metrics.lost.inc(lost);
+      this.opts.logger.warn({ lost, lastSeq: this.lastSeq, seq }, 'kmsg records overwritten unread');
+    }
+    this.lastSeq = seq;
+  }
+
+  private deliver(batch: LogLine[]): void {
+    if (batch.length === 0) return;
+    try {
+      this.opts.onLines(batch);
+    } catch (err) {
+      // A throwing consumer must not kill the timer loop, but the lines it did not take are lost.
+      this.metrics.skipped('callback_error').inc(batch.length);
+      this.opts.logger.error({ err, lines: batch.length }, 'kmsg line consumer threw');
+    }
+  }
+
+  /** Always returns false, so open() can `return this.fail(...)`. */
+  private fail(what: string, err: Error): false {
+    this.closeFd();
+    this.healthy = false;
+    this.detail = `${what}: ${err.message}`;
+    this.metrics.restarts.inc();
+    this.failures += 1;
+    const delayMs = Math.min(RETRY_INITIAL_MS * 2 ** (this.failures - 1), RETRY_MAX_MS);
+    this.opts.logger.warn({ err: err.message, delayMs }, `kmsg reader failed (${what}); retrying`);
+    this.schedule(delayMs);
+    return false;
+  }
+
+  private schedule(ms: number): void {
+    this.timer?.cancel();
+    this.timer = this.opts.clock.setTimeout(() => this.tick(), ms);
+  }
+
+  private closeFd(): void {
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    try {
+      this.device.closeSync(fd);
+    } catch (err) {
+      this.opts.logger.debug({ err }, 'closing kmsg fd failed');
+    }
+  }
+}
+
+function createMetrics(registry: Registry, source: string): ReaderMetrics {
+  const bySource = (name: string, help: string): Inc =>
+    counter(registry, { name, help, labelNames: ['source'] }).labels({ source });
+  const skipped = counter(registry, {
+    name: 'npd_kmsg_records_skipped_total',
+    help: 'Kernel log records read but not delivered, by reason.',
+    labelNames: ['source', 'reason'],
+  });
+  return {
+    read: bySource('npd_log_lines_read_total', 'Log lines read from a log source, before filtering.'),
+    malformed: bySource('npd_log_lines_malformed_total', 'Log lines dropped as unparsable.'),
+    lost: bySource(
+      'npd_kmsg_records_lost_total',
+      'Kernel log records overwritten in the ring buffer, or too large for the read buffer, before being read.',
+    ),
+    restarts: bySource('npd_monitor_restarts_total', 'Times a monitor reopened its source after a failure.'),
+    skipped: (reason) => skipped.labels({ source, reason }),
+  };
+}

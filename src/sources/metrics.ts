@@ -1,0 +1,72 @@
+import type { Registry } from 'prom-client';
+import { counter } from '../core/metrics.ts';
+
+type Inc = { inc(value?: number): void };
+
+/** Why a line that was read did not reach the rules. */
+export type DropReason = 'before_start' | 'empty' | 'oversized' | 'callback_error';
+
+/**
+ * Counters shared by the journald and filelog sources, labelled by monitor source. Every line read is
+ * delivered, dropped{reason}, or counted as malformed (journald) / unparsable (filelog).
+ */
+export interface LogSourceMetrics {
+  readonly read: Inc;
+  readonly truncated: Inc;
+  dropped(reason: DropReason): Inc;
+}
+
+export function logSourceMetrics(registry: Registry, source: string): LogSourceMetrics {
+  const bySource = (name: string, help: string): Inc =>
+    counter(registry, { name, help, labelNames: ['source'] }).labels({ source });
+  const dropped = counter(registry, {
+    name: 'npd_log_lines_dropped_total',
+    help: 'Log lines read from a journald or filelog source but not delivered to the rules, by reason.',
+    labelNames: ['source', 'reason'],
+  });
+  return {
+    read: bySource('npd_log_lines_read_total', 'Log lines read from a log source, before filtering.'),
+    truncated: bySource(
+      'npd_log_lines_truncated_total',
+      'Log lines delivered cut to the line bound (16 KiB journal messages, 64 KiB file lines).',
+    ),
+    dropped: (reason) => dropped.labels({ source, reason }),
+  };
+}
+
+/** A per-source counter with only the `source` label. */
+export function sourceCounter(registry: Registry, source: string, name: string, help: string): Inc {
+  return counter(registry, { name, help, labelNames: ['source'] }).labels({ source });
+}
+
+const WARN_INTERVAL_MS = 60_000;
+
+/**
+ * A warning about bad lines logged at most once per interval, carrying how many were seen since the
+ * last one, so a file full of unparsable lines costs one log line a minute instead of one per line.
+ */
+export class SampledWarning {
+  private readonly log: (fields: Record<string, unknown>) => void;
+  private readonly now: () => number;
+  private lastAt: number | undefined;
+  private suppressed = 0;
+
+  constructor(now: () => number, log: (fields: Record<string, unknown>) => void) {
+    this.now = now;
+    this.log = log;
+  }
+
+  /** Records one occurrence; `example` is only evaluated when a warning is actually logged. */
+  note(example: () => Record<string, unknown>): void {
+    this.suppressed += 1;
+    const now = this.now();
+    if (this.lastAt !== undefined && now - this.lastAt < WARN_INTERVAL_MS) return;
+    this.log({
+      ...example(),
+      count: this.suppressed,
+      sinceMs: this.lastAt === undefined ? 0 : now - this.lastAt,
+    });
+    this.lastAt = now;
+    this.suppressed = 0;
+  }
+}

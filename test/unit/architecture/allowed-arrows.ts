@@ -1,0 +1,45 @@
+import type { AllowedArrows } from './import-graph.ts';
+
+/**
+ * Which unit of src/ may import which. Imports point downstream, into a port or a leaf: core/ and
+ * gocompat/ import nothing in src; host/ and kube/ are protocol clients with no domain imports;
+ * sources/ read logs, monitors/ turn them (and probes, plugins, stats) into statuses through rules/;
+ * conditions/, taints/ and events/ act on the API through kube/; events/persist/ (webhook, file) is an
+ * adapter on the event pipeline; agent/ wires everything and the root files (main.ts, cli.ts) start it.
+ * The table itself must stay acyclic: the test checks that too.
+ */
+export const ALLOWED: AllowedArrows = {
+  core: [],
+  gocompat: [],
+  config: ['core', 'gocompat'],
+  host: ['core', 'gocompat'],
+  kube: ['core', 'gocompat'],
+  metrics: ['core'],
+  rules: ['core', 'gocompat'],
+  sources: ['core', 'gocompat', 'host', 'rules'],
+  monitors: ['core', 'gocompat', 'config', 'host', 'metrics', 'rules', 'sources'],
+  conditions: ['core', 'config', 'kube'],
+  taints: ['core', 'kube'],
+  events: ['core', 'metrics', 'kube'],
+  'events/persist': ['core', 'events', 'kube'],
+  server: ['core'],
+  replay: ['core', 'gocompat', 'config', 'rules', 'sources', 'monitors'],
+  agent: [
+    'core',
+    'gocompat',
+    'config',
+    'host',
+    'kube',
+    'metrics',
+    'rules',
+    'sources',
+    'monitors',
+    'conditions',
+    'taints',
+    'events',
+    'events/persist',
+    'server',
+    'replay',
+  ],
+  '.': ['core', 'config', 'host', 'conditions', 'replay', 'agent'],
+};

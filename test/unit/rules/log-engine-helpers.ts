@@ -1,0 +1,38 @@
+/**
+ * Shared by the LogRuleEngine tests (log-engine*.test.ts): one kmsg system-log config around the given
+ * rules, a fixed start time and a line builder, so each test states only its rules and lines.
+ */
+import type { ConditionConfig, LogMonitorConfig, LogRuleConfig } from '../../../src/rules/config.ts';
+import { LogRuleEngine } from '../../../src/rules/log-engine.ts';
+
+export const T0 = Date.UTC(2026, 0, 1, 12);
+export const DEADLOCK: ConditionConfig = {
+  type: 'KernelDeadlock',
+  reason: 'KernelHasNoDeadlock',
+  message: 'kernel has no deadlock',
+};
+
+export function engine(
+  rules: LogRuleConfig[],
+  conditions: ConditionConfig[] = [DEADLOCK],
+  bufferSize = 10,
+): LogRuleEngine {
+  const config: LogMonitorConfig = {
+    kind: 'system-log',
+    file: 'k.json',
+    plugin: 'kmsg',
+    pluginConfig: {},
+    logPath: '',
+    lookbackMs: 0,
+    delayMs: 0,
+    skipList: [],
+    bufferSize,
+    source: 'kernel-monitor',
+    metricsReporting: true,
+    conditions,
+    rules,
+  };
+  return new LogRuleEngine(config, T0);
+}
+
+export const line = (message: string, timestamp = T0 + 1000) => ({ timestamp, message });
