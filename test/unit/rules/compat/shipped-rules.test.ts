@@ -64,6 +64,9 @@ describe('shipped rule files', () => {
   it('include every system-log-monitor file of the rule set', () => {
     assert.deepEqual(RULE_FILES, [
       'abrt.yaml',
+      'clock-chrony.yaml',
+      'clock-journald.yaml',
+      'clock-timesyncd.yaml',
       'containerd.yaml',
       'disk.yaml',
       'docker-counter.yaml',
@@ -72,8 +75,11 @@ describe('shipped rule files', () => {
       'hardware.yaml',
       'kernel-counter.yaml',
       'kernel.yaml',
+      'kubelet.yaml',
       'readonly.yaml',
+      'smartd.yaml',
       'systemd-counter.yaml',
+      'systemd-oomd.yaml',
       'systemd.yaml',
     ]);
   });
