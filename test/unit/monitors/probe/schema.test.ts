@@ -129,12 +129,12 @@ describe('shipped probe configs', () => {
     assert.equal(c.splayMs, 10_000);
   });
 
-  it('rules/probes-node.yaml checks kubelet and containerd with NPD condition names', () => {
+  it('rules/probes-node.yaml checks kubelet, containerd and the clock with NPD condition names', () => {
     const c = load('probes-node.yaml').config;
     assert.equal(c.source, 'health-checker');
     assert.deepEqual(
       c.probes.map((p) => p.name),
-      ['kubelet', 'systemd:kubelet.service', 'containerd', 'systemd:containerd.service'],
+      ['kubelet', 'systemd:kubelet.service', 'containerd', 'systemd:containerd.service', 'ntp'],
     );
     assert.deepEqual(
       c.conditions.map((x) => x.type),
@@ -143,7 +143,17 @@ describe('shipped probe configs', () => {
         'ContainerRuntimeUnhealthy',
         'FrequentKubeletRestart',
         'FrequentContainerdRestart',
+        'NTPProblem',
       ],
+    );
+  });
+
+  it('rules/probes-node.yaml reads the clock from the kernel only: no SNTP server, no network', () => {
+    const ntp = load('probes-node.yaml').config.probes.find((p) => p.name === 'ntp');
+    assert.ok(ntp);
+    assert.deepEqual(
+      { adjtimex: ntp.options.adjtimex, sntp: ntp.options.sntp, failureThreshold: ntp.failureThreshold },
+      { adjtimex: true, sntp: undefined, failureThreshold: 3 },
     );
   });
 });
