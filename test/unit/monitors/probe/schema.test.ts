@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { monitorTypes } from '../../../../src/agent/registry.ts';
 import { type LoadedConfig, loadConfigs } from '../../../../src/config/load.ts';
+import type { NtpOptions } from '../../../../src/monitors/probe/ntp.ts';
 import { type ProbeMonitorConfig, validateProbeMonitor } from '../../../../src/monitors/probe/schema.ts';
 
 const RULES = join(import.meta.dirname, '../../../../rules');
@@ -151,8 +152,9 @@ describe('shipped probe configs', () => {
   it('rules/probes-node.yaml reads the clock from the kernel only: no SNTP server, no network', () => {
     const ntp = load('probes-node.yaml').config.probes.find((p) => p.name === 'ntp');
     assert.ok(ntp);
+    const options = ntp.options as NtpOptions;
     assert.deepEqual(
-      { adjtimex: ntp.options.adjtimex, sntp: ntp.options.sntp, failureThreshold: ntp.failureThreshold },
+      { adjtimex: options.adjtimex, sntp: options.sntp, failureThreshold: ntp.failureThreshold },
       { adjtimex: true, sntp: undefined, failureThreshold: 3 },
     );
   });
