@@ -2,6 +2,7 @@
  * The validated, normalised configuration that the rest of the agent consumes. Durations are
  * milliseconds. Objects are frozen after validation.
  */
+import type { Severity } from '../core/types.ts';
 
 export interface ConditionConfig {
   readonly type: string;
@@ -30,6 +31,8 @@ export interface LogRuleConfig {
   readonly windowMs?: number | undefined;
   /** Frequency rule: each match cancels one earlier match, like log-counter's --revert-pattern. */
   readonly revertPattern?: string | undefined;
+  /** A temporary rule's event type: warn (NPD's, the default) or info (a Normal event). */
+  readonly severity?: Severity | undefined;
 }
 
 export type LogPlugin = 'kmsg' | 'journald' | 'filelog';

@@ -41,6 +41,8 @@ interface Hit {
 interface Step {
   events: ProblemEvent[];
   gauges: GaugeChange[];
+  /** Reasons for problem_counter: every temporary rule's event, whatever its severity, and each raise. */
+  counted: string[];
 }
 
 /**
@@ -119,7 +121,7 @@ export class LogRuleEngine {
     // single-line, so the line needs no place in the buffer either.
     if (candidates === this.prefilter.none && !this.watchesEveryLine) return undefined;
     this.buffer.push(line);
-    const step: Step = { events: [], gauges: [] };
+    const step: Step = { events: [], gauges: [], counted: [] };
     for (let i = 0; i < this.rules.length; i++) {
       const rule = this.rules[i] as CompiledRule;
       if (candidates[i] || rule.recover || rule.revert) this.apply(rule, line, step);
@@ -129,7 +131,7 @@ export class LogRuleEngine {
 
   /** Time-based recovery (clearAfter, frequency windows); call with the clock or replayed time. */
   tick(now: number): EngineResult | undefined {
-    const step: Step = { events: [], gauges: [] };
+    const step: Step = { events: [], gauges: [], counted: [] };
     for (const rule of this.rules) {
       const cond = rule.config.condition;
       if (rule.window && cond && this.isActive(cond, rule.config.reason) && !rule.window.reached(now)) {
@@ -171,11 +173,12 @@ export class LogRuleEngine {
     }
     if (cfg.type === 'temporary') {
       step.events.push({
-        severity: 'warn',
+        severity: cfg.severity ?? 'warn',
         timestamp: first.timestamp,
         reason: hit.reason,
         message: hit.message,
       });
+      step.counted.push(hit.reason);
     } else if (cfg.condition) {
       this.raise(cfg.condition, hit.reason, hit.message, first.timestamp, step);
     }
@@ -198,6 +201,7 @@ export class LogRuleEngine {
     if (current.status === 'True' && current.reason === reason) return;
     this.table.set({ type, status: 'True', transition: at, reason, message });
     step.events.push(conditionChangeEvent(type, 'True', reason, message, at));
+    step.counted.push(reason);
     step.gauges.push({ type, reason, active: true });
   }
 
@@ -217,9 +221,8 @@ export class LogRuleEngine {
 
   private result(step: Step): EngineResult | undefined {
     if (step.events.length === 0 && step.gauges.length === 0) return undefined;
-    const counted = step.events.filter((e) => e.severity === 'warn').map((e) => e.reason);
     const status = { source: this.config.source, events: step.events, conditions: this.conditions() };
-    return { status, counted, gauges: step.gauges };
+    return { status, counted: step.counted, gauges: step.gauges };
   }
 }
 

@@ -38,6 +38,7 @@ const rule = z.strictObject({
   count: z.number().int().min(1).optional(),
   window: goDuration.optional(),
   revertPattern: re2Pattern.optional(),
+  severity: z.enum(['info', 'warn']).optional(),
 });
 
 const logMonitor = z.strictObject({
@@ -130,6 +131,9 @@ function checkRule(r: Record<string, unknown>, i: number, declared: Set<string>,
     }
   } else if (r.recoverPattern !== undefined) {
     add(['rules', i, 'recoverPattern'], 'only permanent rules can recover');
+  }
+  if (r.type === 'permanent' && r.severity !== undefined) {
+    add(['rules', i, 'severity'], 'only temporary rules have a severity (a condition change has its own)');
   }
   for (const field of ['reason', 'message'] as const) {
     const template = r[field];

@@ -106,6 +106,31 @@ describe('system-log-monitor validation', () => {
     assert.equal(issues.length, expected.length, JSON.stringify(issues, null, 1));
   });
 
+  it('takes severity info or warn on temporary rules only, naming the field otherwise', () => {
+    const ok = validateLogMonitor(
+      { plugin: 'kmsg', rules: [{ type: 'temporary', reason: 'T', pattern: 'x', severity: 'info' }] },
+      'k.yaml',
+    );
+    assert.deepEqual(ok.issues, []);
+    assert.equal(ok.config?.rules[0]?.severity, 'info');
+    const { issues } = validateLogMonitor(
+      {
+        plugin: 'kmsg',
+        conditions: [{ type: 'A', reason: 'r', message: 'm' }],
+        rules: [
+          { type: 'temporary', reason: 'T', pattern: 'x', severity: 'Normal' },
+          { type: 'permanent', condition: 'A', reason: 'P', pattern: 'y', severity: 'info' },
+        ],
+      },
+      'k.yaml',
+    );
+    assert.deepEqual(
+      issues.map((i) => i.path),
+      ['rules[0].severity', 'rules[1].severity'],
+    );
+    assert.match(issues[1]?.message ?? '', /only temporary rules have a severity/);
+  });
+
   it('reports an unknown plugin together with the other problems', () => {
     const { issues } = validateLogMonitor(
       { plugin: 'kmsgx', lookback: 'x', rules: [{ type: 'weird' }] },

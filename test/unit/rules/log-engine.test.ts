@@ -49,6 +49,17 @@ describe('LogRuleEngine (NPD system-log-monitor, npd.md §4.1)', () => {
     assert.equal(r?.status.conditions[0]?.status, 'False');
   });
 
+  it('gives a Normal event for a temporary rule with severity info, still counted for problem_counter', () => {
+    const e = engine([
+      { type: 'temporary', reason: 'KubeletStart', pattern: 'Started kubelet\\.', severity: 'info' },
+    ]);
+    const r = e.process(line('Started kubelet.', T0 + 5));
+    assert.deepEqual(r?.status.events, [
+      { severity: 'info', timestamp: T0 + 5, reason: 'KubeletStart', message: 'Started kubelet.' },
+    ]);
+    assert.deepEqual(r?.counted, ['KubeletStart']);
+  });
+
   it("raises a permanent condition False→True at the first matched line's time with NPD's event message", () => {
     const e = engine([DOCKER_HUNG]);
     const r = e.process(line(HUNG_LINE, T0 - 60_000)); // replayed from lookback: before the engine started
