@@ -29,8 +29,8 @@ const caseSchema = z.strictObject({
   source: z.string().min(10),
   /** `none` for a benign look-alike; otherwise every output the line must give, and no other. */
   expect: z.union([z.literal('none'), expectOne, z.array(expectOne).min(1)]),
-  /** For a look-alike: the reason of the rule whose words it shares. */
-  near: z.string().min(1).optional(),
+  /** For a look-alike: the reason(s) of the rules whose words it shares. */
+  near: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
   /** Feed the line this many times, one second apart (frequency rules); expect is for the last. */
   repeat: z.number().int().min(1).max(100).optional(),
   SYSLOG_IDENTIFIER: z.string().optional(),
@@ -77,6 +77,11 @@ export function loadRuleFile(path: string): LogMonitorConfig {
     configCache.set(path, config);
   }
   return config;
+}
+
+export function nearList(c: CorpusCase): string[] {
+  if (c.near === undefined) return [];
+  return Array.isArray(c.near) ? c.near : [c.near];
 }
 
 export function expectedList(c: CorpusCase): Expected[] {
