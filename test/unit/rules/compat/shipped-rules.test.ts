@@ -72,7 +72,9 @@ describe('shipped rule files', () => {
       'hardware.yaml',
       'kernel-counter.yaml',
       'kernel.yaml',
+      'network.yaml',
       'readonly.yaml',
+      'storage.yaml',
       'systemd-counter.yaml',
       'systemd.yaml',
     ]);
