@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { LogMonitorConfig } from '../../../src/config/types.ts';
+import type { LogMonitorConfig } from '../../../src/rules/config.ts';
 import {
   type CorpusCase,
   type CorpusFile,

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { loadConfigs } from '../../../src/config/load.ts';
-import { systemLogConfigKind } from '../../../src/config/log-monitor-schema.ts';
-import type { LogMonitorConfig, LogRuleConfig } from '../../../src/config/types.ts';
+import { FakeClock } from '../../../src/core/clock.ts';
+import { systemLogConfigKind } from '../../../src/monitors/system-log/schema.ts';
 import { parseReplayInput } from '../../../src/replay/parse-input.ts';
 import { type ReplayRecord, replay } from '../../../src/replay/replay.ts';
-import { FakeClock } from '../../../src/util/clock.ts';
+import type { LogMonitorConfig, LogRuleConfig } from '../../../src/rules/config.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const CORPUS_DIR = join(ROOT, 'test', 'corpus');
