@@ -33,6 +33,11 @@ const PROBLEMS = [
   'Buffer I/O error on dev nvme1n1, logical block {n}, async page read',
   '{n}.{n}: [Hardware Error]: event severity: corrected',
   'EXT4-fs (nvme1n1): Remounting filesystem read-only',
+  'oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-{h}.scope,mems_allowed=0,oom_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{h}.slice,task_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{h}.slice/cri-containerd-{h}.scope,task=java,pid={n},uid=0',
+  'XFS (nvme1n1): Filesystem has been shut down due to log error (0x2).',
+  'nvme1n1: Read(0x2) @ LBA {n}, 8 blocks, Unrecovered Read Error (sct 0x2 / sc 0x81) DNR',
+  'NVRM: Xid (PCI:0000:3b:00 GPU-I:05): 94, pid={n}, Contained: CE User Channel (0x9). RST: No, D-RST: No',
+  'neighbour: arp_cache: neighbor table overflow!',
 ];
 
 /** A small LCG so the corpus is identical on every run and machine. */

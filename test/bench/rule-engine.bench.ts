@@ -17,8 +17,18 @@ import { kernelCorpus } from './kernel-corpus.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
+/** The shipped kmsg files that share one reader in the agent (kernel-counter has its own lookback). */
+export const SHARED_KMSG_FILES = [
+  'rules/kernel.yaml',
+  'rules/readonly.yaml',
+  'rules/hardware.yaml',
+  'rules/gpu.yaml',
+  'rules/storage.yaml',
+  'rules/network.yaml',
+];
+
 function shippedKernelConfigs(): LogMonitorConfig[] {
-  const files = ['rules/kernel.yaml', 'rules/readonly.yaml'].map((f) => ({ file: join(ROOT, f) }));
+  const files = SHARED_KMSG_FILES.map((f) => ({ file: join(ROOT, f) }));
   return loadConfigs(files, [systemLogConfigKind], (f) => readFileSync(f, 'utf8')).map(
     (l) => l.config as LogMonitorConfig,
   );
@@ -140,10 +150,9 @@ function engineByEngine(configs: readonly LogMonitorConfig[], corpus: readonly s
   return { ns: Number(process.hrtime.bigint() - started) / corpus.length, problems };
 }
 
-/** Candidate 64 KiB lines built to get past each rule's literal prefilter and then fail. */
-function adversarialLines(rule: LogRuleConfig): string[] {
+/** Candidate lines of `size` characters built to get past each rule's literal prefilter and then fail. */
+function adversarialLines(rule: LogRuleConfig, size: number): string[] {
   const lit = compilePattern(rule.pattern).literal?.texts[0] ?? 'a';
-  const size = 64 * 1024;
   const rep = (s: string) => s.repeat(Math.ceil(size / s.length)).slice(0, size);
   return [
     `${rep(`${lit} `)}\u0001`,
@@ -160,15 +169,19 @@ export interface WorstCase {
   readonly ms: number;
 }
 
-/** Worst time of one 64 KiB non-matching line per rule, each rule alone in a 1-line buffer. */
-export function adversarialWorstCases(): WorstCase[] {
+/**
+ * Worst time of one non-matching line per rule (64 KiB unless told), each rule alone in a 1-line
+ * buffer. 8 KiB is the most one /dev/kmsg record can hold (the kernel's CONSOLE_EXT_LOG_MAX read
+ * buffer; a record's text is at most 1 KiB before \xNN escaping).
+ */
+export function adversarialWorstCases(size = 64 * 1024): WorstCase[] {
   const out: WorstCase[] = [];
   for (const config of shippedKernelConfigs()) {
     for (const rule of config.rules) {
       // The engine's own path: prefilter, then a yes/no match or, for templated rules, submatches.
       const alone = { ...config, bufferSize: 1, rules: [rule] };
       let worst = 0;
-      for (const message of adversarialLines(rule)) {
+      for (const message of adversarialLines(rule, size)) {
         if (compilePattern(rule.pattern).exec(message)) continue;
         const engine = new LogRuleEngine(alone, 0);
         engine.process({ timestamp: 0, message });

@@ -18,7 +18,10 @@ export interface KmsgRecord {
   readonly usec: number;
   /** `-` normally, `c` for a continuation fragment; empty when the field is absent. */
   readonly flags: string;
-  /** The text with `\xNN` escapes decoded and surrounding white space trimmed; never the dictionary. */
+  /**
+   * The text with `\xNN` escapes decoded and surrounding white space trimmed; never the dictionary.
+   * A line feed inside the text stays `\x0a`, as NPD sees it (see messageText()).
+   */
   readonly message: string;
   /** Dictionary lines such as SUBSYSTEM and DEVICE, values unescaped. */
   readonly dict: Readonly<Record<string, string>>;
@@ -39,6 +42,17 @@ const GO_SPACE_EDGES = /^(?:[^\S\uFEFF]|\u0085)+|(?:[^\S\uFEFF]|\u0085)+$/g;
 export function unescapeKmsg(text: string): string {
   if (!text.includes('\\x')) return text;
   return text.replace(ESCAPE_RUN, (run) => Buffer.from(run.replaceAll('\\x', ''), 'hex').toString('utf8'));
+}
+
+/**
+ * The message rules see. Rules match up to the end of the newest line and RE2's `.` stops at a line
+ * feed, so a decoded `\x0a` inside the text would end `EXT4-fs error .*` early and cost the match
+ * that NPD, matching the escaped text, makes. Line feeds at the edges are trimmed first, as NPD's
+ * TrimSpace would trim them had it decoded them; the ones inside are escaped again.
+ */
+export function messageText(text: string): string {
+  const decoded = goTrimSpace(unescapeKmsg(text));
+  return decoded.includes('\n') ? decoded.replaceAll('\n', '\\x0a') : decoded;
 }
 
 export function goTrimSpace(text: string): string {
@@ -91,7 +105,7 @@ export function parseKmsgRecord(raw: string): KmsgRecord | Error {
     seq,
     usec,
     flags: header[3] ?? '',
-    message: goTrimSpace(unescapeKmsg(text)),
+    message: messageText(text),
     dict,
   };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { compilePattern } from '../../../../src/rules/pattern.ts';
 import {
   goTrimSpace,
   type KmsgRecord,
@@ -59,9 +60,32 @@ describe('parseKmsgRecord', () => {
   });
 
   it('unescapes \\xNN in the text and in dictionary values', () => {
-    const r = ok(parseKmsgRecord('6,90,154652,-;rcu: \\x09RCU path C:\\x5cdir\\x0anext\n K=a\\x20b\n'));
-    assert.equal(r.message, 'rcu: \tRCU path C:\\dir\nnext');
+    const r = ok(parseKmsgRecord('6,90,154652,-;rcu: \\x09RCU path C:\\x5cdir\\x01next\n K=a\\x20b\n'));
+    assert.equal(r.message, 'rcu: \tRCU path C:\\dir\u0001next');
     assert.deepEqual(r.dict, { K: 'a b' });
+  });
+
+  it('keeps a line feed inside the text escaped, as NPD matches it, and trims the ones at the edges', () => {
+    const inner = ok(parseKmsgRecord('3,7,100,-;EXT4-fs error (device sda1): x\\x0a(more)\n'));
+    assert.equal(inner.message, 'EXT4-fs error (device sda1): x\\x0a(more)');
+    assert.ok(!inner.message.includes('\n'));
+    // A run that mixes a line feed with UTF-8 still decodes the character around it.
+    assert.equal(
+      ok(parseKmsgRecord('6,8,100,-;caf\\xc3\\xa9\\x0a\\xc3\\xa9t\\xc3\\xa9\n')).message,
+      'café\\x0aété',
+    );
+    assert.equal(
+      ok(parseKmsgRecord('6,9,100,-;\\x0aRemounting filesystem read-only\\x0a\n')).message,
+      'Remounting filesystem read-only',
+    );
+  });
+
+  it('matches an end-anchored rule on a record with an escaped line feed (the decoded form costs no match)', () => {
+    const { message } = ok(parseKmsgRecord('3,7,100,-;EXT4-fs error (device sda1): x\\x0a(more)\n'));
+    const rule = compilePattern('EXT4-fs error .*');
+    assert.equal(rule.test(message), true);
+    // The control: with the line feed decoded, NPD's \\z semantics stop `.*` at the line end.
+    assert.equal(rule.test(message.replace('\\x0a', '\n')), false);
   });
 
   it('decodes escaped multi-byte UTF-8 and leaves invalid escapes alone', () => {
@@ -223,7 +247,7 @@ describe('kmsg fixtures', () => {
     const usb = got.find((r) => r.seq === 4024);
     assert.equal(
       usb?.message,
-      'usb 1-1: new high-speed USB device number 2 using xhci_hcd\nUSB path C:\\device',
+      'usb 1-1: new high-speed USB device number 2 using xhci_hcd\\x0aUSB path C:\\device',
     );
     assert.equal(usb?.flags, 'c');
     assert.equal(got.at(-1)?.message, 'kernel: message with surrounding white space');
