@@ -12,6 +12,7 @@ import type { Condition, Status } from '../core/types.ts';
 import { EventDispatcher } from '../events/dispatcher.ts';
 import { hostPaths } from '../host/paths.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
+import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
 import type { MonitorDeps } from '../monitors/deps.ts';
 import type { Monitor, MonitorType } from '../monitors/monitor.ts';
 import { MonitorSupervisor } from '../monitors/supervisor.ts';
@@ -29,6 +30,8 @@ export interface AgentDeps {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly version: string;
+  /** Where process_* metrics are read; this process's /proc/self by default. */
+  readonly processInfo?: ProcessInfo;
   /** Loads and validates the config files again; throws ConfigError. Enables hot reload. */
   readonly reload?: {
     readonly files: readonly string[];
@@ -61,6 +64,7 @@ export class Agent {
 
   async start(): Promise<void> {
     const { clock, registry, logger } = this.deps;
+    registerProcessMetrics(registry, this.deps.processInfo);
     this.createMonitors();
     const exporter = await this.startExporter();
     this.supervisor = new MonitorSupervisor(

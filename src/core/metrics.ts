@@ -19,10 +19,31 @@ interface Spec<L extends string> {
   readonly labelNames?: readonly L[];
 }
 
-export function counter<L extends string = never>(registry: Registry, spec: Spec<L>): Counter<L> {
+/** prom-client calls a metric's `collect` with the metric as `this`; ours take it as an argument. */
+function collectOption<M>(collect: ((metric: M) => void | Promise<void>) | undefined) {
+  return collect
+    ? {
+        collect(this: M) {
+          return collect(this);
+        },
+      }
+    : {};
+}
+
+/** `collect` runs at scrape time, for totals read from elsewhere (the kernel's CPU time, say). */
+export function counter<L extends string = never>(
+  registry: Registry,
+  spec: Spec<L> & { readonly collect?: (c: Counter<L>) => void },
+): Counter<L> {
   const existing = registry.getSingleMetric(spec.name);
   if (existing) return existing as Counter<L>;
-  return new CounterClass<L>({ ...spec, labelNames: spec.labelNames ?? [], registers: [registry] });
+  const { collect, ...rest } = spec;
+  return new CounterClass<L>({
+    ...rest,
+    labelNames: spec.labelNames ?? [],
+    registers: [registry],
+    ...collectOption(collect),
+  });
 }
 
 /** `collect` runs at scrape time, for values that are cheapest read when asked for. */
@@ -37,13 +58,7 @@ export function gauge<L extends string = never>(
     ...rest,
     labelNames: spec.labelNames ?? [],
     registers: [registry],
-    ...(collect
-      ? {
-          collect(this: Gauge<L>) {
-            return collect(this);
-          },
-        }
-      : {}),
+    ...collectOption(collect),
   });
 }
 
