@@ -1,10 +1,12 @@
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
-import { parseHeaderFlags, validatePersistConfig } from '../events/persist/config.ts';
+import { validatePersistConfig } from '../events/persist/config.ts';
 import { parseGoDuration } from '../gocompat/duration.ts';
 import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
+import { B, D, type FlagReader, I, IGNORED, L, S } from './flag-specs.ts';
+import { EVENT_SINK_FLAGS, type EventSinkOptions, eventSinkOptions } from './sink-options.ts';
 
 /** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
-export interface Options {
+export interface Options extends EventSinkOptions {
   readonly systemLogMonitors: readonly string[];
   readonly customPluginMonitors: readonly string[];
   readonly systemStatsMonitors: readonly string[];
@@ -20,11 +22,6 @@ export interface Options {
   readonly apiTimeoutMs: number;
   readonly kubeApiQps: number;
   readonly kubeApiBurst: number;
-  readonly eventWebhookUrl: string;
-  readonly eventWebhookHeaders: Readonly<Record<string, string>>;
-  readonly eventWebhookTimeoutMs: number;
-  readonly eventFile: string;
-  readonly eventFileMaxBytes: number;
   readonly nodeName: string;
   readonly address: string;
   readonly port: number;
@@ -38,33 +35,6 @@ export interface Options {
   readonly version: boolean;
   readonly help: boolean;
 }
-
-const S = (name: string, help: string, def = ''): FlagSpec => ({ name, kind: 'string', help, default: def });
-const B = (name: string, help: string, def: boolean): FlagSpec => ({
-  name,
-  kind: 'bool',
-  help,
-  default: String(def),
-});
-const L = (name: string, help: string): FlagSpec => ({ name, kind: 'list', help });
-const D = (name: string, help: string, def: string): FlagSpec => ({
-  name,
-  kind: 'duration',
-  help,
-  default: def,
-});
-const I = (name: string, help: string, def: number): FlagSpec => ({
-  name,
-  kind: 'int',
-  help,
-  default: String(def),
-});
-const IGNORED = (name: string, kind: FlagSpec['kind'], help: string): FlagSpec => ({
-  name,
-  kind,
-  help,
-  ignored: true,
-});
 
 export const FLAGS: readonly FlagSpec[] = [
   L('config.system-log-monitor', 'System log monitor config files, comma separated'),
@@ -84,11 +54,7 @@ export const FLAGS: readonly FlagSpec[] = [
   S('event-namespace', 'Namespace of Events ("" means default)'),
   S('events-api', 'Events API: core (core/v1, like NPD) or events.k8s.io (EventSeries)', 'core'),
   D('api-request-timeout', 'Timeout of every API request', '10s'),
-  S('event-webhook-url', 'Also POST every event, as core/v1 JSON, to this http(s) URL (docs/event-sinks.md)'),
-  L('event-webhook-header', 'Header sent to --event-webhook-url, "Name: value"; repeatable'),
-  D('event-webhook-timeout', 'Timeout of each --event-webhook-url request', '10s'),
-  S('event-file', 'Also append every event, one JSON object per line, to this file'),
-  I('event-file-max-bytes', 'Rotate --event-file to <file>.1 (keeping one) at this size', 10 * 1024 * 1024),
+  ...EVENT_SINK_FLAGS,
   {
     name: 'kube-api-qps',
     kind: 'float',
@@ -137,15 +103,6 @@ export function parseOptions(
   return { options, positional: parsed.positional, errors, ignored };
 }
 
-/** Typed reads of the parsed flags; each bad value adds to `errors`, in the order it is read. */
-interface FlagReader {
-  readonly errors: string[];
-  get(name: string): string;
-  list(name: string): string[];
-  num(name: string): number;
-  dur(name: string): number;
-}
-
 function flagReader(values: ParsedFlags['values'], errors: string[]): FlagReader {
   const get = (name: string): string => {
     const v = values.get(name);
@@ -177,7 +134,7 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
   return {
     ...monitors,
     ...apiOptions(f, env, eventsApi),
-    ...eventSinkOptions(f),
+    ...eventSinkOptions(f, env),
     nodeName: f.get('hostname-override') || env.NODE_NAME || hostname,
     address: f.get('address'),
     port: f.num('port'),
@@ -244,21 +201,6 @@ function apiOptions(f: FlagReader, env: NodeJS.ProcessEnv, eventsApi: string): A
     apiTimeoutMs: f.dur('api-request-timeout'),
     kubeApiQps: f.num('kube-api-qps'),
     kubeApiBurst: f.num('kube-api-burst'),
-  };
-}
-
-type EventSinkOptions = Pick<
-  Options,
-  'eventWebhookUrl' | 'eventWebhookHeaders' | 'eventWebhookTimeoutMs' | 'eventFile' | 'eventFileMaxBytes'
->;
-
-function eventSinkOptions(f: FlagReader): EventSinkOptions {
-  return {
-    eventWebhookUrl: f.get('event-webhook-url'),
-    eventWebhookHeaders: parseHeaderFlags(f.list('event-webhook-header'), f.errors),
-    eventWebhookTimeoutMs: f.dur('event-webhook-timeout'),
-    eventFile: f.get('event-file'),
-    eventFileMaxBytes: f.num('event-file-max-bytes'),
   };
 }
 

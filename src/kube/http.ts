@@ -11,6 +11,8 @@ export interface RawResponse {
   readonly status: number;
   readonly headers: http.IncomingHttpHeaders;
   readonly body: string;
+  /** The body as received, for binary answers (protobuf); fakes may leave it out. */
+  readonly bytes?: Buffer;
 }
 
 export interface RawRequest {
@@ -58,9 +60,10 @@ function collect(
     else chunks.push(chunk);
   });
   res.on('error', fail);
-  res.on('end', () =>
-    done({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
-  );
+  res.on('end', () => {
+    const bytes = Buffer.concat(chunks);
+    done({ status: res.statusCode ?? 0, headers: res.headers, body: bytes.toString('utf8'), bytes });
+  });
   // A destroyed request may end the response without 'end' or 'error'; never leave the caller hanging.
   res.on('close', () => fail(new Error('connection closed before the response ended')));
 }

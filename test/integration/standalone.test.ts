@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { metricValue, REPO, startAgent, waitFor } from '../support/agent-process.ts';
-
-function kmsgWritable(): boolean {
-  try {
-    accessSync('/dev/kmsg', constants.R_OK | constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { kmsgWritable, metricValue, REPO, startAgent, waitFor } from '../support/agent-process.ts';
 
 test('standalone agent counts a marked kernel line written to the real /dev/kmsg', {
   skip: !kmsgWritable(),
@@ -43,6 +34,9 @@ test('standalone agent counts a marked kernel line written to the real /dev/kmsg
     writeFileSync('/dev/kmsg', `<3>${marker}: disk on fire at sector 42\n`);
     writeFileSync('/dev/kmsg', `<3>${marker}: disk on fire at sector 42 but not really\n`);
     await waitFor(async () => (await metricValue(agent.metricsUrl, series)) === 1, 15_000, agent.output);
+    const rss = (await metricValue(agent.metricsUrl, 'process_resident_memory_bytes')) ?? 0;
+    assert.ok(rss > 10 * 1024 * 1024, `process_resident_memory_bytes is the agent's RSS (got ${rss})`);
+    assert.ok(((await metricValue(agent.metricsUrl, 'process_cpu_seconds_total')) ?? 0) > 0, 'CPU time');
     const health = await fetch(`${agent.statusUrl}/healthz`);
     assert.equal(health.status, 200);
     assert.match(agent.output(), new RegExp(`"reason":"${reason}"`), 'the event is logged');

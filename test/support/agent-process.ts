@@ -2,10 +2,21 @@
  * Runs the real agent as a child process for integration and end-to-end tests.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const REPO = join(import.meta.dirname, '..', '..');
+
+/** Tests that inject real kernel lines need a readable and writable /dev/kmsg (root, no read-only /dev). */
+export function kmsgWritable(): boolean {
+  try {
+    accessSync('/dev/kmsg', constants.R_OK | constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -88,14 +88,17 @@ export function parseFileExport(text: string): StoredRecord[] {
   return out;
 }
 
-function config(port: number, file: string): string {
+function config(port: number, file: string, tls?: CollectorTls): string {
+  const receiverTls = tls
+    ? `        tls:\n          cert_file: ${tls.certFile}\n          key_file: ${tls.keyFile}\n`
+    : '';
   // The Collector's own telemetry would listen on :8888; tests running together must not collide.
   return `receivers:
   otlp:
     protocols:
       http:
         endpoint: 127.0.0.1:${port}
-exporters:
+${receiverTls}exporters:
   file:
     path: ${file}
     flush_interval: 100ms
@@ -110,12 +113,29 @@ service:
 `;
 }
 
+export interface CollectorTls {
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
+export interface CollectorOptions {
+  /** Keeps config and output here, and leaves them after stop (a Collector restarted on it appends). */
+  readonly dir?: string;
+  /** Serve the OTLP receiver over https with this certificate. */
+  readonly tls?: CollectorTls;
+}
+
 /** Starts the Collector on `port` (a fixed port lets a test stop it and bring it back on the same one). */
-export async function startCollector(bin: string, port: number, dir?: string): Promise<Collector> {
+export async function startCollector(
+  bin: string,
+  port: number,
+  opts: CollectorOptions = {},
+): Promise<Collector> {
+  const { dir, tls } = opts;
   const work = dir ?? mkdtempSync(join(tmpdir(), 'npd-otelcol-'));
   const file = join(work, 'logs.jsonl');
   const cfg = join(work, 'config.yaml');
-  writeFileSync(cfg, config(port, file));
+  writeFileSync(cfg, config(port, file, tls));
   const child: ChildProcess = spawn(bin, [`--config=${cfg}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout?.on('data', (d: Buffer) => {
@@ -139,7 +159,7 @@ export async function startCollector(bin: string, port: number, dir?: string): P
     () => log,
   );
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
     records: readAll,
     output: () => log,

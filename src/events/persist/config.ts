@@ -3,11 +3,15 @@ import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { ExtraSinkFactory } from '../record/index.ts';
 import { FileSink } from './file.ts';
+import { type OtlpConfig, otlpTls, SERVICE, validateOtlpConfig } from './otlp-config.ts';
+import { OtlpSink } from './otlp.ts';
+import type { OtlpProtocol } from './otlp-wire.ts';
 import { type PersistSink, persistWatcher } from './watcher.ts';
-import { safeUrl, WebhookSink } from './webhook.ts';
+import { safeUrl } from './http.ts';
+import { WebhookSink } from './webhook.ts';
 
 /** The agent options the persistence sinks read (a subset of Options). */
-export interface PersistConfig {
+export interface PersistConfig extends OtlpConfig {
   readonly nodeName: string;
   /** "" disables the webhook sink. */
   readonly eventWebhookUrl: string;
@@ -32,8 +36,11 @@ export interface PersistSinks {
   close(): Promise<void>;
 }
 
-/** An RFC 9110 token followed by a colon. */
-const HEADER = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:(.*)$/s;
+/** An RFC 9110 token followed by the separator: `Name: value` (webhook) or `Name=value` (OTLP). */
+const HEADER = {
+  ':': /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:(.*)$/s,
+  '=': /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=(.*)$/s,
+} as const;
 /** What Node accepts in a header value; anything else would fail every request at send time. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
@@ -41,25 +48,31 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const RESERVED = new Set(['content-length', 'transfer-encoding', 'host', 'connection']);
 
 /**
- * Reads repeated `--event-webhook-header "Name: value"` flags. The flag parser splits lists on commas,
- * so a piece that does not start with `Name:` is glued back onto the previous header's value. Error
- * messages name the header, never its value, which is often a credential.
+ * Reads repeated header flags (`--event-webhook-header "Name: value"`, `--event-otlp-header Name=value`).
+ * The flag parser splits lists on commas, so a piece that does not start with `Name:` (`Name=`) is glued
+ * back onto the previous header's value. Error messages name the header, never its value, which is often
+ * a credential.
  */
-export function parseHeaderFlags(items: readonly string[], errors: string[]): Record<string, string> {
+export function parseHeaderFlags(
+  items: readonly string[],
+  errors: string[],
+  flag = '--event-webhook-header',
+  sep: keyof typeof HEADER = ':',
+): Record<string, string> {
+  const pattern = HEADER[sep];
   const joined: string[] = [];
   for (const item of items) {
-    if (joined.length > 0 && !HEADER.test(item)) joined[joined.length - 1] += `,${item}`;
+    if (joined.length > 0 && !pattern.test(item)) joined[joined.length - 1] += `,${item}`;
     else joined.push(item);
   }
   const headers: Record<string, string> = {};
   for (const item of joined) {
-    const m = HEADER.exec(item);
+    const m = pattern.exec(item);
     const name = m?.[1];
     const value = m?.[2]?.trim() ?? '';
-    if (!name) errors.push('--event-webhook-header: expected "Name: value"');
-    else if (RESERVED.has(name.toLowerCase()))
-      errors.push(`--event-webhook-header: ${name} is set by the agent`);
-    else if (!HEADER_VALUE.test(value)) errors.push(`--event-webhook-header: invalid characters in ${name}`);
+    if (!name) errors.push(`${flag}: expected "Name${sep === ':' ? ': ' : '='}value"`);
+    else if (RESERVED.has(name.toLowerCase())) errors.push(`${flag}: ${name} is set by the agent`);
+    else if (!HEADER_VALUE.test(value)) errors.push(`${flag}: invalid characters in ${name}`);
     else headers[name] = value;
   }
   return headers;
@@ -75,43 +88,80 @@ export function validatePersistConfig(c: PersistConfig, errors: string[]): void 
   }
   if (!(c.eventWebhookTimeoutMs > 0)) errors.push('--event-webhook-timeout must be positive');
   if (!(c.eventFileMaxBytes > 0)) errors.push('--event-file-max-bytes must be positive');
+  validateOtlpConfig(c, errors);
 }
 
-/** Builds the sinks the flags ask for; none when neither --event-webhook-url nor --event-file is set. */
+/** Builds the sinks the flags ask for; none when no --event-webhook-url, --event-file or --event-otlp-endpoint. */
 export function createPersistSinks(c: PersistConfig, deps: PersistDeps): PersistSinks {
   const { clock, registry, logger } = deps;
-  const sinks: PersistSink[] = [];
-  if (c.eventWebhookUrl !== '') {
-    const sink = new WebhookSink({
-      url: c.eventWebhookUrl,
-      headers: c.eventWebhookHeaders,
-      timeoutMs: c.eventWebhookTimeoutMs,
-      nodeName: c.nodeName,
-      clock,
-      registry,
-      logger,
-      random: deps.random,
-    });
-    sinks.push(sink);
-    const headers = Object.keys(c.eventWebhookHeaders);
-    logger.info({ url: safeUrl(new URL(c.eventWebhookUrl)), headers }, 'persisting events to a webhook');
-  }
-  if (c.eventFile !== '') {
-    sinks.push(
-      new FileSink({
-        path: c.eventFile,
-        maxBytes: c.eventFileMaxBytes,
-        nodeName: c.nodeName,
-        registry,
-        logger,
-      }),
-    );
-    logger.info({ file: c.eventFile, maxBytes: c.eventFileMaxBytes }, 'persisting events to a file');
-  }
+  const sinks = [webhookSink(c, deps), fileSink(c, deps), otlpSink(c, deps)].filter(
+    (s): s is PersistSink => s !== undefined,
+  );
   return {
     watchers: sinks.map((sink) => persistWatcher(sink, { clock, registry, logger })),
     close: async () => {
       await Promise.all(sinks.map((s) => s.close()));
     },
   };
+}
+
+function webhookSink(c: PersistConfig, deps: PersistDeps): PersistSink | undefined {
+  if (c.eventWebhookUrl === '') return undefined;
+  const { clock, registry, logger, random } = deps;
+  const url = new URL(c.eventWebhookUrl);
+  const sink = new WebhookSink({
+    url: c.eventWebhookUrl,
+    headers: c.eventWebhookHeaders,
+    timeoutMs: c.eventWebhookTimeoutMs,
+    nodeName: c.nodeName,
+    ...{ clock, registry, logger, random },
+  });
+  const headers = Object.keys(c.eventWebhookHeaders);
+  logger.info({ url: safeUrl(url), headers }, 'persisting events to a webhook');
+  // A Collector answers 200 to the webhook body and stores nothing (docs/event-sinks.md, "the trap").
+  if (url.pathname.endsWith('/v1/logs')) {
+    logger.warn(
+      { url: safeUrl(url) },
+      '--event-webhook-url looks like an OTLP logs endpoint: an OpenTelemetry Collector accepts the webhook body and stores nothing; use --event-otlp-endpoint',
+    );
+  }
+  return sink;
+}
+
+function fileSink(c: PersistConfig, deps: PersistDeps): PersistSink | undefined {
+  if (c.eventFile === '') return undefined;
+  const { registry, logger } = deps;
+  logger.info({ file: c.eventFile, maxBytes: c.eventFileMaxBytes }, 'persisting events to a file');
+  return new FileSink({
+    path: c.eventFile,
+    maxBytes: c.eventFileMaxBytes,
+    nodeName: c.nodeName,
+    registry,
+    logger,
+  });
+}
+
+function otlpSink(c: PersistConfig, deps: PersistDeps): PersistSink | undefined {
+  if (c.eventOtlpEndpoint === '') return undefined;
+  const { clock, registry, logger, random } = deps;
+  const sink = new OtlpSink({
+    endpoint: c.eventOtlpEndpoint,
+    protocol: c.eventOtlpProtocol as OtlpProtocol,
+    headers: c.eventOtlpHeaders,
+    timeoutMs: c.eventOtlpTimeoutMs,
+    tls: otlpTls(c),
+    source: {
+      nodeName: c.nodeName,
+      serviceName: SERVICE.name,
+      serviceVersion: SERVICE.version,
+      extraResource: c.eventOtlpResource,
+    },
+    ...{ clock, registry, logger, random },
+  });
+  const url = safeUrl(new URL(c.eventOtlpEndpoint));
+  logger.info(
+    { url, protocol: c.eventOtlpProtocol, headers: Object.keys(c.eventOtlpHeaders) },
+    'persisting events to OTLP',
+  );
+  return sink;
 }

@@ -60,7 +60,7 @@ export class FileSink implements PersistSink {
   constructor(opts: FileSinkOptions) {
     this.opts = opts;
     this.fs = opts.fs ?? fsp;
-    this.metrics = sinkMetrics(opts.registry);
+    this.metrics = sinkMetrics(opts.registry, this.name);
     this.outage = new OutageLog(opts.logger, { sink: this.name, file: opts.path });
     this.maxBytes = opts.maxBytes ?? DEFAULT_FILE_MAX_BYTES;
     this.maxBacklog = Math.max(0, opts.maxBacklog ?? DEFAULT_FILE_BACKLOG);

@@ -14,12 +14,23 @@ export interface SinkMetrics {
   readonly givenUp: Counter<'sink'>;
 }
 
-/** Declares (or finds) the persistence sink metrics; queue drops live in npd_events_dropped_total. */
-export function sinkMetrics(registry: Registry): SinkMetrics {
+/**
+ * Declares (or finds) the persistence sink metrics, with every series of `sink` at 0 so rate() sees the
+ * first increment; queue drops live in npd_events_dropped_total.
+ */
+export function sinkMetrics(registry: Registry, sink: string): SinkMetrics {
+  const metrics = declare(registry);
+  for (const result of ['success', 'failure', 'rejected'] as const) metrics.writes.inc({ sink, result }, 0);
+  metrics.retries.inc({ sink }, 0);
+  metrics.givenUp.inc({ sink }, 0);
+  return metrics;
+}
+
+function declare(registry: Registry): SinkMetrics {
   return {
     writes: counter(registry, {
       name: 'npd_event_sink_writes_total',
-      help: 'Attempts to persist one event to a webhook or file sink, by result',
+      help: 'Attempts to persist one event to a webhook, file or OTLP sink, by result',
       labelNames: ['sink', 'result'],
     }),
     retries: counter(registry, {
@@ -29,7 +40,7 @@ export function sinkMetrics(registry: Registry): SinkMetrics {
     }),
     givenUp: counter(registry, {
       name: 'npd_event_sink_given_up_total',
-      help: 'Events a webhook or file sink abandoned without persisting them',
+      help: 'Events a webhook, file or OTLP sink abandoned without persisting them',
       labelNames: ['sink'],
     }),
   };

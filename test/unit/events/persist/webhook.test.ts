@@ -1,52 +1,29 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { Registry } from 'prom-client';
-import { FakeClock } from '../../../../src/core/clock.ts';
-import { silentLogger } from '../../../../src/core/logger.ts';
-import { persistWatcher } from '../../../../src/events/persist/watcher.ts';
 import { WebhookSink, type WebhookSinkOptions } from '../../../../src/events/persist/webhook.ts';
-import { Broadcaster } from '../../../../src/events/record/broadcaster.ts';
-import type { KubeEvent } from '../../../../src/events/record/types.ts';
-import {
-  captureLogger,
-  drain,
-  kubeEvent,
-  metricValue,
-  type Reply,
-  startServer,
-  type TestServer,
-  until,
-} from './helpers.ts';
+import { drain, kubeEvent, overflowThenShutdown, type Reply, sinkHarness, until } from './helpers.ts';
 
 const SECRET = 'Bearer s3cr3t-token';
-let server: TestServer | undefined;
-let sink: WebhookSink | undefined;
+let closeAll: (() => Promise<void>) | undefined;
 
 afterEach(async () => {
-  await sink?.close();
-  await server?.close();
-  sink = undefined;
-  server = undefined;
+  await closeAll?.();
+  closeAll = undefined;
 });
 
 async function setup(reply: Reply, extra: Partial<WebhookSinkOptions> = {}) {
-  server = await startServer(reply);
-  const clock = new FakeClock();
-  const registry = new Registry();
-  const { logger, records } = captureLogger();
-  sink = new WebhookSink({
-    url: server.url,
-    headers: { Authorization: SECRET, 'X-Cluster': 'prod' },
-    nodeName: 'node-1',
-    clock,
-    registry,
-    logger,
-    random: () => 0,
-    ...extra,
-  });
-  const metric = (name: string, labels: Record<string, string> = {}) =>
-    metricValue(registry, `npd_event_sink_${name}_total`, { sink: 'webhook', ...labels });
-  return { srv: server, sink, clock, registry, records, metric };
+  const t = await sinkHarness(
+    reply,
+    (deps) =>
+      new WebhookSink({
+        ...deps,
+        headers: { Authorization: SECRET, 'X-Cluster': 'prod' },
+        nodeName: 'node-1',
+        ...extra,
+      }),
+  );
+  closeAll = t.closeAll;
+  return t;
 }
 
 const ok: Reply = () => ({ status: 200 });
@@ -168,24 +145,8 @@ describe('WebhookSink', () => {
 describe('WebhookSink behind a persist watcher', () => {
   it('drops and counts events beyond its queue, and drops what is left when the grace period ends', async () => {
     const t = await setup(() => undefined, { timeoutMs: 60_000 });
-    const b = new Broadcaster<KubeEvent>({ registry: t.registry, logger: silentLogger(), source: 'kernel' });
-    const attach = persistWatcher(t.sink, {
-      clock: t.clock,
-      registry: t.registry,
-      logger: silentLogger(),
-      queueLength: 2,
-    });
-    const watcher = attach(b, 'kernel');
-    for (let i = 0; i < 5; i++) b.actionOrDrop(kubeEvent({ message: `m${i}` }));
-    await until(() => t.srv.requests.length === 1, 'first request');
-    const dropped = (point: string) =>
-      metricValue(t.registry, 'npd_events_dropped_total', { point, source: 'kernel', watcher: 'webhook' });
-    assert.equal(await dropped('watcher'), 2, 'one in flight, two queued, two dropped');
-    const flushed = watcher.flush(1000);
-    await b.shutdown();
-    t.clock.advance(1000);
-    await flushed;
-    assert.equal(await dropped('flush'), 2);
+    const drops = await overflowThenShutdown(t, 2, 5);
+    assert.deepEqual(drops, { atQueue: 2, atFlush: 2 }, 'one in flight, two queued, two dropped');
     t.srv.release(200);
     await until(async () => (await t.metric('writes', { result: 'success' })) === 1, 'in-flight write');
   });

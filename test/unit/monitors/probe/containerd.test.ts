@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { FakeClock } from '../../../../src/core/clock.ts';
+import { decodeFields } from '../../../../src/host/protobuf.ts';
 import {
-  decodeFields,
   decodeStatusResponse,
   encodeStatusResponse,
   encodeVersionResponse,
