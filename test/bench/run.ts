@@ -8,17 +8,19 @@
  *   idle   idle bundle, RSS breakdown and V8 flags: --seconds=60
  *   storm  event storm against a real kube-apiserver: --lines=10000 --seconds=10
  *   scale  many node identities in one process against a real kube-apiserver: --nodes=200
+ *   process  CPU per scrape of the process_* metrics: --scrapes=2000
  *   all    every one of the above, in that order
  */
 import { buildBundle } from './built-agent.ts';
 import { idleBench } from './idle.bench.ts';
 import { kmsgFlood } from './kmsg-flood.bench.ts';
+import { processMetricsBench } from './process-metrics.bench.ts';
 import { loadNote } from './proc.ts';
 import { adversarialWorstCases, mixedLogNsPerLine, SHARED_KMSG_FILES } from './rule-engine.bench.ts';
 import { scaleBench } from './scale.bench.ts';
 import { stormBench } from './storm.bench.ts';
 
-const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale'] as const;
+const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale', 'process'] as const;
 
 function ruleEngine(): void {
   const mixed = mixedLogNsPerLine();
@@ -67,7 +69,7 @@ async function main(): Promise<void> {
     throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${BENCHES.join(' ')} all`);
   const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
   const nodeFlags = (opts.get('node-flags') ?? '').split(',').filter(Boolean);
-  if (names.some((n) => n !== 'rules' && n !== 'scale')) buildBundle();
+  if (names.some((n) => n !== 'rules' && n !== 'scale' && n !== 'process')) buildBundle();
   for (const name of names) {
     console.log(`\n# ${name} (${new Date().toISOString()}, node ${process.version}, ${loadNote()})`);
     if (name === 'rules') ruleEngine();
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
     if (name === 'storm') await stormBench({ lines: opt('lines', 10_000), seconds: opt('seconds', 10) });
     if (name === 'scale')
       await scaleBench({ nodes: opt('nodes', 200), heartbeatSeconds: opt('heartbeat', 10) });
+    if (name === 'process') await processMetricsBench({ scrapes: opt('scrapes', 2000) });
   }
 }
 

@@ -11,16 +11,18 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { persistedEvent } from '../../src/events/persist/record.ts';
 import { VERSION } from '../../src/core/version.ts';
-import { freePort, kmsgWritable, metricValue, REPO, startAgent, waitFor } from '../support/agent-process.ts';
+import { kmsg, shippedRules, workDir } from '../e2e/support.ts';
+import { freePort, kmsgWritable, metricValue, startAgent, waitFor } from '../support/agent-process.ts';
 import { type Collector, ensureCollector, type StoredRecord, startCollector } from '../support/otelcol.ts';
 import { caCert, serverCert, serverKey } from '../support/tls-fixtures.ts';
 
 const NODE = 'otlp-node-1';
-const KERNEL_RULES = join(REPO, 'rules', 'kernel.yaml');
+/** rules/kernel.yaml with lookback 0: lines other tests wrote earlier are not replayed ahead of ours. */
+const kernelRules = () => shippedRules(workDir(), 'kernel.yaml');
 
 /** A kernel line the shipped OOMKilling rule (rules/kernel.yaml) matches, with the marker as process name. */
 function oomLine(marker: string): string {
-  return `<3>Killed process 4242 (${marker}) total-vm:10240kB, anon-rss:2048kB, file-rss:0kB, shmem-rss:0kB\n`;
+  return `Killed process 4242 (${marker}) total-vm:10240kB, anon-rss:2048kB, file-rss:0kB, shmem-rss:0kB`;
 }
 
 /**
@@ -72,13 +74,13 @@ describe('OTLP sink against a real OpenTelemetry Collector', { skip: !kmsgWritab
       const agent = await startAgent([
         '--enable-k8s-exporter=false',
         `--hostname-override=${NODE}`,
-        `--config.system-log-monitor=${KERNEL_RULES},${markerConditionConfig(dir, marker)}`,
+        `--config.system-log-monitor=${kernelRules()},${markerConditionConfig(dir, marker)}`,
         `--event-otlp-endpoint=${collector.endpoint}`,
         '--event-otlp-header=X-Test=otlp',
       ]);
       try {
-        writeFileSync('/dev/kmsg', oomLine(marker));
-        writeFileSync('/dev/kmsg', `<3>${marker}: controller wedged\n`);
+        kmsg(oomLine(marker));
+        kmsg(`${marker}: controller wedged`);
         await waitFor(() => withMarker(collector.records(), marker).length >= 2, 20_000, agent.output);
         const mine = withMarker(collector.records(), marker);
         const oom = mine.find((r) => r.attributes['k8s.event.reason'] === 'OOMKilling');
@@ -165,13 +167,13 @@ describe('OTLP sink against a real OpenTelemetry Collector', { skip: !kmsgWritab
     const agent = await startAgent([
       '--enable-k8s-exporter=false',
       `--hostname-override=${NODE}`,
-      `--config.system-log-monitor=${KERNEL_RULES}`,
+      `--config.system-log-monitor=${kernelRules()}`,
       `--event-otlp-endpoint=http://127.0.0.1:${port}`,
       '--event-otlp-protocol=http/json',
     ]);
     let collector: Collector | undefined;
     try {
-      writeFileSync('/dev/kmsg', oomLine(marker));
+      kmsg(oomLine(marker));
       await waitFor(
         async () => ((await metricValue(agent.metricsUrl, series('retries'))) ?? 0) >= 1,
         20_000,
@@ -211,7 +213,7 @@ describe('OTLP sink against a real OpenTelemetry Collector', { skip: !kmsgWritab
       const agent = await startAgent([
         '--enable-k8s-exporter=false',
         `--hostname-override=${NODE}`,
-        `--config.system-log-monitor=${KERNEL_RULES}`,
+        `--config.system-log-monitor=${kernelRules()}`,
         `--event-otlp-endpoint=${collector.endpoint}`,
         ...extra,
       ]);
@@ -222,7 +224,7 @@ describe('OTLP sink against a real OpenTelemetry Collector', { skip: !kmsgWritab
         `--event-otlp-ca-file=${certs.caFile}`,
       ]);
       try {
-        writeFileSync('/dev/kmsg', oomLine(trusted.marker));
+        kmsg(oomLine(trusted.marker));
         await waitFor(
           () => withMarker(collector.records(), trusted.marker).length === 1,
           20_000,
@@ -234,7 +236,7 @@ describe('OTLP sink against a real OpenTelemetry Collector', { skip: !kmsgWritab
       // Negative control: the same Collector, Node's CA bundle only: the handshake fails, the write is counted.
       const untrusted = await run(`npdtls${randomBytes(5).toString('hex')}`, []);
       try {
-        writeFileSync('/dev/kmsg', oomLine(untrusted.marker));
+        kmsg(oomLine(untrusted.marker));
         const failures = () => metricValue(untrusted.agent.metricsUrl, series('writes', ',result="failure"'));
         await waitFor(async () => ((await failures()) ?? 0) >= 1, 20_000, untrusted.agent.output);
         assert.match(untrusted.agent.output(), /self-signed|unable to verify|certificate/i);
