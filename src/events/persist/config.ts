@@ -114,7 +114,10 @@ function webhookSink(c: PersistConfig, deps: PersistDeps): PersistSink | undefin
     headers: c.eventWebhookHeaders,
     timeoutMs: c.eventWebhookTimeoutMs,
     nodeName: c.nodeName,
-    ...{ clock, registry, logger, random },
+    clock,
+    registry,
+    logger,
+    random,
   });
   const headers = Object.keys(c.eventWebhookHeaders);
   logger.info({ url: safeUrl(url), headers }, 'persisting events to a webhook');
@@ -156,7 +159,10 @@ function otlpSink(c: PersistConfig, deps: PersistDeps): PersistSink | undefined 
       serviceVersion: SERVICE.version,
       extraResource: c.eventOtlpResource,
     },
-    ...{ clock, registry, logger, random },
+    clock,
+    registry,
+    logger,
+    random,
   });
   const url = safeUrl(new URL(c.eventOtlpEndpoint));
   logger.info(
