@@ -69,25 +69,10 @@ up_to_date() {
   [[ -x "$apiserver_bin" && -x "$etcd_bin" && -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$want_stamp" ]]
 }
 
-if [[ "${NPD_CONTROLPLANE_REBUILD:-}" != 1 ]] && up_to_date; then
-  echo "build.sh: kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION are up to date in $out" >&2
-  print_paths
-  exit 0
-fi
-
-mkdir -p "$out"
 # One build at a time per folder (two test runs started together must not both link a 2 GiB binary).
-exec 9>"$out/.lock"
-flock 9
-if [[ "${NPD_CONTROLPLANE_REBUILD:-}" != 1 ]] && up_to_date; then
-  echo "build.sh: built by another run meanwhile" >&2
-  print_paths
-  exit 0
-fi
-
-command -v go >/dev/null || { echo "build.sh: go is not on PATH" >&2; exit 1; }
-export GOTOOLCHAIN="${NPD_GOTOOLCHAIN:-auto}"
-export CGO_ENABLED=0
+# shellcheck source=../../tools/go-build-cache.sh
+. "$repo/test/tools/go-build-cache.sh"
+go_build_cache_start "$out" "${NPD_CONTROLPLANE_REBUILD:-}" "kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION are"
 rm -f "$stamp"
 
 build() { # <module dir> <package> <output> <ldflags>

@@ -53,25 +53,10 @@ up_to_date() {
   [[ -x "$otelcol_bin" && -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$want_stamp" ]]
 }
 
-if [[ "${NPD_OTELCOL_REBUILD:-}" != 1 ]] && up_to_date; then
-  echo "build.sh: otelcol $VERSION is up to date in $out" >&2
-  print_paths
-  exit 0
-fi
-
-mkdir -p "$out"
 # One build at a time per folder (two test runs started together must not both build).
-exec 9>"$out/.lock"
-flock 9
-if [[ "${NPD_OTELCOL_REBUILD:-}" != 1 ]] && up_to_date; then
-  echo "build.sh: built by another run meanwhile" >&2
-  print_paths
-  exit 0
-fi
-
-command -v go >/dev/null || { echo "build.sh: go is not on PATH" >&2; exit 1; }
-export GOTOOLCHAIN="${NPD_GOTOOLCHAIN:-auto}"
-export CGO_ENABLED=0
+# shellcheck source=../go-build-cache.sh
+. "$repo/test/tools/go-build-cache.sh"
+go_build_cache_start "$out" "${NPD_OTELCOL_REBUILD:-}" "otelcol $VERSION is"
 rm -f "$stamp"
 total=$SECONDS
 
