@@ -106,7 +106,8 @@ export class Agent {
       this.exporter?.setConditionTypes?.(allConditionTypes(next));
     } catch (err) {
       const issues = err instanceof ConfigError ? err.issues.map(formatIssue) : [String(err)];
-      for (const issue of issues) logger.error({ issue }, 'config reload rejected; keeping the running config');
+      for (const issue of issues)
+        logger.error({ issue }, 'config reload rejected; keeping the running config');
       this.reloads?.result(false);
       return false;
     }

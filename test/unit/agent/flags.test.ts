@@ -176,7 +176,12 @@ describe('parseOptions (NPD flags)', () => {
       '--port: 99999 is not a port number (0-65535)',
       '--prometheus-port: -1 is not a port number (0-65535)',
     ]);
-    const ok = parse(['--address=0.0.0.0', '--prometheus-address=::1', '--port=65535', '--prometheus-port=0']);
+    const ok = parse([
+      '--address=0.0.0.0',
+      '--prometheus-address=::1',
+      '--port=65535',
+      '--prometheus-port=0',
+    ]);
     assert.deepEqual(ok.errors, []);
     assert.deepEqual(parse(['--address=localhost']).errors, []);
   });

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from '../../../src/agent/reload.ts';
+import {
+  applyReload,
+  planReload,
+  type ReloadTarget,
+  type RunningMonitor,
+} from '../../../src/agent/reload.ts';
 import type { LoadedConfig } from '../../../src/config/load.ts';
 import type { Monitor } from '../../../src/monitors/monitor.ts';
 
@@ -62,7 +67,10 @@ describe('applyReload (all or nothing)', () => {
     await assert.rejects(applyReload(planReload(now, next), target(log)), /c: cannot build/);
     assert.ok(!log.some((l) => l.startsWith('remove') || l.startsWith('add')), log.join(', '));
     // Reverting to the running config is then a no-op plan, as it should be.
-    const revert = planReload(now, now.map((r) => r.loaded));
+    const revert = planReload(
+      now,
+      now.map((r) => r.loaded),
+    );
     assert.equal(revert.keep.length, 3);
   });
 
