@@ -26,7 +26,7 @@ export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
  */
 export const MAX_YAML_ALIASES = 100;
 
-/** A refused read; `code` keeps the config watcher's fingerprint stable while the file stays bad. */
+/** A refused read of a config file. */
 export class ConfigReadError extends Error {
   readonly code: string;
 

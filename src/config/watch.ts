@@ -84,7 +84,8 @@ export class ConfigWatcher {
       try {
         hash.update(`${file}\0${read(file)}\0`);
       } catch (err) {
-        hash.update(`${file}\0!${(err as NodeJS.ErrnoException).code ?? 'error'}\0`);
+        // The message, not just the code: a swap from /dev/zero to a FIFO is a change too.
+        hash.update(`${file}\0!${(err as Error).message}\0`);
       }
     }
     return hash.digest('hex');
