@@ -66,7 +66,7 @@ describe('config reads are bounded', () => {
 
   it('reads a regular file at the limit', () => {
     const file = join(dir(), 'big.yaml');
-    writeFileSync(file, KMSG + '#'.repeat(MAX_CONFIG_BYTES - KMSG.length - 1) + '\n');
+    writeFileSync(file, `${KMSG}${'#'.repeat(MAX_CONFIG_BYTES - KMSG.length - 1)}\n`);
     assert.equal(readConfigFile(file).length, MAX_CONFIG_BYTES);
     assert.equal(loadConfigs([{ file }], KINDS).length, 1);
   });
