@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     });
   };
   // SIGHUP (a closed terminal, or `kill -HUP` meant as "restart") stops as gracefully as SIGTERM:
-  // Node's default would exit 129 at once, losing queued events and the last condition sync.
+  // Node's default would end the process at once (exit 129), dropping queued events unflushed.
   // Config changes need no signal: hot reload watches the files.
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   // A bug in one callback must degrade the agent, not take every monitor down with it.
