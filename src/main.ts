@@ -36,8 +36,10 @@ async function main(): Promise<void> {
       process.exit(0);
     });
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  // SIGHUP (a closed terminal, or `kill -HUP` meant as "restart") stops as gracefully as SIGTERM:
+  // Node's default would end the process at once (exit 129), dropping queued events unflushed.
+  // Config changes need no signal: hot reload watches the files.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   // A bug in one callback must degrade the agent, not take every monitor down with it.
   process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));

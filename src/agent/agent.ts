@@ -20,7 +20,7 @@ import { type Endpoints, HttpServers } from '../server/http.ts';
 import { SourceHub } from '../sources/hub.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import type { Options } from './options.ts';
-import { planReload, type RunningMonitor } from './reload.ts';
+import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
 
 export interface AgentDeps {
   readonly options: Options;
@@ -91,50 +91,39 @@ export class Agent {
     await this.servers.close();
   }
 
-  /** Applies a changed configuration, or keeps the running one and reports why not. */
+  /**
+   * Applies a changed configuration, or keeps the running one and reports why not. All or nothing:
+   * any failure, while loading or while building the new monitors, is a rejected reload.
+   */
   async reload(): Promise<boolean> {
     const { logger } = this.deps;
-    let next: LoadedConfig[];
     try {
-      next = this.deps.reload?.load() ?? [];
-      const { issues } = checkOwners(next);
+      const next = this.deps.reload?.load() ?? [];
+      const { issues, aggregated } = checkOwners(next);
       if (issues.length > 0) throw new ConfigError(issues);
+      this.running = await applyReload(planReload(this.running, next), this.reloadTarget());
+      this.aggregated = aggregated;
+      this.exporter?.setConditionTypes?.(allConditionTypes(next));
     } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      for (const issue of err.issues)
-        logger.error({ issue: formatIssue(issue) }, 'config reload rejected; keeping the running config');
+      const issues = err instanceof ConfigError ? err.issues.map(formatIssue) : [String(err)];
+      for (const issue of issues)
+        logger.error({ issue }, 'config reload rejected; keeping the running config');
       this.reloads?.result(false);
       return false;
     }
-    await this.apply(next);
     this.reloads?.result(true);
     logger.info({ monitors: this.running.map((r) => r.monitor.source) }, 'config reloaded');
     return true;
   }
 
-  private async apply(next: LoadedConfig[]): Promise<void> {
-    const plan = planReload(this.running, next);
+  private reloadTarget(): ReloadTarget {
     const supervisor = this.supervisor as MonitorSupervisor;
-    for (const r of plan.remove) await supervisor.remove(r.monitor);
-    const changed: RunningMonitor[] = [];
-    for (const { running, next: loaded } of plan.change) {
-      const reconfigure = (running.monitor as { reconfigure?: (c: unknown) => boolean }).reconfigure;
-      if (reconfigure?.call(running.monitor, loaded.config)) {
-        changed.push({ loaded, monitor: running.monitor });
-        continue;
-      }
-      const conditions = this.conditionsOf(running.monitor);
-      await supervisor.remove(running.monitor);
-      const monitor = this.create(loaded);
-      await supervisor.add(monitor);
-      monitor.restore?.(conditions);
-      changed.push({ loaded, monitor });
-    }
-    const added = plan.add.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
-    for (const r of added) await supervisor.add(r.monitor);
-    this.running = [...plan.keep, ...changed, ...added];
-    this.aggregated = checkOwners(next).aggregated;
-    this.exporter?.setConditionTypes?.(allConditionTypes(next));
+    return {
+      create: (loaded) => this.create(loaded),
+      add: (monitor) => supervisor.add(monitor),
+      remove: (monitor) => supervisor.remove(monitor),
+      conditionsOf: (monitor) => this.conditionsOf(monitor),
+    };
   }
 
   private conditionsOf(monitor: Monitor): Condition[] {

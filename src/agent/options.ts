@@ -1,8 +1,8 @@
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
 import { validatePersistConfig } from '../events/persist/config.ts';
-import { parseGoDuration } from '../gocompat/duration.ts';
 import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
 import { B, D, type FlagReader, I, IGNORED, L, S } from './flag-specs.ts';
+import { checkListen, toDuration, toNumber } from './flag-values.ts';
 import { EVENT_SINK_FLAGS, type EventSinkOptions, eventSinkOptions } from './sink-options.ts';
 
 /** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
@@ -99,6 +99,7 @@ export function parseOptions(
   const errors = [...parsed.errors];
   const options = readOptions(flagReader(parsed.values, errors), env, hostname);
   validatePersistConfig(options, errors);
+  checkListen(options, errors);
   const ignored = FLAGS.filter((f) => f.ignored && parsed.values.has(f.name)).map((f) => f.name);
   return { options, positional: parsed.positional, errors, ignored };
 }
@@ -210,21 +211,6 @@ function aliased(current: string[], deprecated: string[], name: string, errors: 
     errors.push(`--config.${name} and its deprecated alias cannot be combined`);
   }
   return [...new Set([...current, ...deprecated])];
-}
-
-function toNumber(name: string, value: string, errors: string[]): number {
-  const n = Number(value);
-  if (value === '' || !Number.isFinite(n)) errors.push(`invalid number "${value}" for --${name}`);
-  return n;
-}
-
-function toDuration(name: string, value: string, errors: string[]): number {
-  const ms = parseGoDuration(value);
-  if (ms instanceof Error) {
-    errors.push(`--${name}: ${ms.message}`);
-    return 0;
-  }
-  return ms;
 }
 
 export function helpText(): string {

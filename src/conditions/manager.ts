@@ -14,6 +14,11 @@ export const DEFAULT_HEARTBEAT_PERIOD_MS = 5 * 60_000;
 /** client-go retry.DefaultRetry, which NPD wraps around every status patch: 5 steps, 10 ms, jitter 0.1. */
 export const QUICK_ATTEMPTS = 5;
 export const QUICK_RETRY_DELAY_MS = 10;
+/**
+ * /readyz turns 503 after this many syncs in a row failed (each after its quick retries). Failed syncs
+ * are retried every RESYNC_PERIOD_MS, so an API outage shows after about 10 s, one lost patch does not.
+ */
+export const NOT_READY_AFTER_FAILED_SYNCS = 2;
 
 /** A core/v1 NodeCondition as sent in the status patch. */
 export interface NodeConditionJson {
@@ -80,8 +85,9 @@ function retryAfterMs(err: unknown): number | undefined {
  * latest value per type is kept, so recovery writes the current state, not the history.
  *
  * synced() (for /readyz) is true when there is nothing to write (no writer, or no condition reported
- * yet); otherwise after the first successful sync, as long as the last attempt succeeded or the last
- * success is at most two heartbeat periods old. A short outage therefore does not flip readiness.
+ * yet); otherwise after the first successful sync, until NOT_READY_AFTER_FAILED_SYNCS syncs in a row
+ * fail, and again from the next success. NPD has no readiness; this makes an agent that cannot write
+ * its conditions visible (and halts a rollout of one) within seconds, not heartbeat periods.
  */
 export class ConditionManager {
   private readonly writer: NodeStatusWriter | undefined;
@@ -106,7 +112,7 @@ export class ConditionManager {
   private lastTry: number | undefined;
   private notBefore = Number.NEGATIVE_INFINITY;
   private lastSuccess: number | undefined;
-  private lastAttemptOk = false;
+  private failedSyncs = 0;
   private annotationsDueAt: number | undefined;
   private held: boolean;
   private readonly extras: (() => PatchExtras) | undefined;
@@ -187,8 +193,7 @@ export class ConditionManager {
   synced(): boolean {
     if (!this.writer) return true;
     if (this.lastSuccess === undefined) return this.current.size === 0 && this.pending.size === 0;
-    if (this.lastAttemptOk) return true;
-    return this.clock.now() - this.lastSuccess <= 2 * this.heartbeatMs;
+    return this.failedSyncs < NOT_READY_AFTER_FAILED_SYNCS;
   }
 
   private schedule(): void {
@@ -232,12 +237,12 @@ export class ConditionManager {
       const sent = await this.patchWithRetries();
       this.onSynced?.(sent);
       this.lastSuccess = this.clock.now();
-      this.lastAttemptOk = true;
+      this.failedSyncs = 0;
       this.syncs.inc({ result: 'success' });
       this.lastSyncGauge.set(this.lastSuccess / 1000);
     } catch (err) {
       this.resyncNeeded = true;
-      this.lastAttemptOk = false;
+      this.failedSyncs++;
       this.syncs.inc({ result: 'failure' });
       const wait = retryAfterMs(err);
       if (wait !== undefined) this.notBefore = this.clock.now() + wait;

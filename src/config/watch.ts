@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { type FSWatcher, readFileSync, watch } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Clock, TimerHandle } from '../core/clock.ts';
+import { readConfigFile } from './load.ts';
 
 export interface ConfigWatcherOptions {
   readonly files: readonly string[];
@@ -76,13 +77,15 @@ export class ConfigWatcher {
   }
 
   private fingerprint(): string {
-    const read = this.opts.read ?? ((f: string) => readFileSync(f, 'utf8'));
+    // The loader's bounded read: a path swapped to /dev/zero or a FIFO must not hang the poll either.
+    const read = this.opts.read ?? readConfigFile;
     const hash = createHash('sha256');
     for (const file of this.opts.files) {
       try {
         hash.update(`${file}\0${read(file)}\0`);
       } catch (err) {
-        hash.update(`${file}\0!${(err as NodeJS.ErrnoException).code ?? 'error'}\0`);
+        // The message, not just the code: a swap from /dev/zero to a FIFO is a change too.
+        hash.update(`${file}\0!${(err as Error).message}\0`);
       }
     }
     return hash.digest('hex');

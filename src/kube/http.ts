@@ -4,8 +4,12 @@ import { builtin } from '../core/builtin.ts';
 import type { Clock } from '../core/clock.ts';
 import type { ApiConnection } from './connection.ts';
 
-/** Larger than any Node or Event object; a bigger body means something is wrong upstream. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/**
+ * The largest response body read. The agent reads single Nodes and Events, never lists; etcd stores
+ * objects up to 1.5 MiB by default (--max-request-bytes), well under this even as JSON. A bigger body
+ * means something is wrong upstream: the request is cut off there and fails like a transport error.
+ */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface RawResponse {
   readonly status: number;

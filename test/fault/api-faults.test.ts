@@ -9,6 +9,7 @@ import {
   type ControlPlane,
   eventsOf,
   type Fault,
+  type FaultRule,
   faultSuite,
   initialCondition,
   kmsg,
@@ -129,5 +130,29 @@ test('slower than --api-request-timeout: timeouts are counted and retried, nothi
   const events = await eventsOf(c.cp, c.source);
   assert.equal(events.length, 1, 'one Event object despite the retry');
   assert.equal(events[0]?.count ?? 1, 1);
+  await finish(c);
+});
+
+test('/readyz turns 503 after two failed condition syncs in a row and 200 at the next success', {
+  timeout: 300_000,
+}, async () => {
+  const c = await startCase('fready');
+  const readyz = async () => (await fetch(`${c.agent.statusUrl}/readyz`)).status;
+  await waitFor(async () => (await readyz()) === 200, 30_000, c.agent.output);
+  const outage: FaultRule = {
+    method: 'PATCH',
+    path: statusPath(),
+    times: 10_000,
+    fault: { kind: 'status', status: 500 },
+  };
+  s.proxy.inject(outage);
+  kmsg(`${c.id}: device broke`);
+  await metricReaches(c, 1, 'npd_condition_sync_total', 'result="failure"');
+  assert.equal(await readyz(), 200, 'one failed sync is not an outage');
+  await waitFor(async () => (await readyz()) === 503, 30_000, c.agent.output);
+  assert.ok((await metric(c, 'npd_condition_sync_total', 'result="failure"')) >= 2);
+  outage.times = 0;
+  await conditionIs(c, 'True');
+  await waitFor(async () => (await readyz()) === 200, 30_000, c.agent.output);
   await finish(c);
 });

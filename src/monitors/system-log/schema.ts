@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ConfigIssue } from '../../config/errors.ts';
 import { formatPath } from '../../config/errors.ts';
 import type { ConfigKind } from '../../config/load.ts';
+import { compileGoLayout } from '../../gocompat/time.ts';
 import {
   conditionFields,
   deepFreeze,
@@ -10,6 +11,7 @@ import {
   toConfigIssues,
 } from '../../config/schema-kit.ts';
 import type { LogMonitorConfig } from '../../rules/config.ts';
+import { patternError } from '../../rules/pattern.ts';
 import { re2Pattern } from '../../rules/schema.ts';
 import { unknownReferences } from '../../rules/template.ts';
 
@@ -24,6 +26,9 @@ const PLUGIN_KEYS: Readonly<
     required: ['timestamp', 'message', 'timestampFormat'],
   },
 };
+
+/** NPD parses lookback and delay only when set, so `""` means 0 there; it loads here too. */
+const npdWindow = z.preprocess((v) => (v === '' ? '0' : v), goDuration).default(0);
 
 const condition = z.strictObject({ ...conditionFields, clearAfter: goDuration.optional() });
 
@@ -45,8 +50,8 @@ const logMonitor = z.strictObject({
   plugin: z.enum(['kmsg', 'journald', 'filelog']),
   pluginConfig: z.record(z.string(), z.string()).default({}),
   logPath: z.string().default(''),
-  lookback: goDuration.default(0),
-  delay: goDuration.default(0),
+  lookback: npdWindow,
+  delay: npdWindow,
   skipList: z.array(z.string()).default([]),
   bufferSize: z.number().int().min(1).max(1000).default(10),
   source: z.string().default(''),
@@ -117,9 +122,22 @@ function checkPluginConfig(raw: Record<string, unknown>, add: Add): void {
     if (typeof pc[key] !== 'string' || pc[key] === '')
       add(['pluginConfig', key], 'required by the filelog plugin');
   }
+  if (raw.plugin === 'filelog') checkFilelog(raw, pc, add);
   if (raw.plugin === 'journald' && !pc.source && !pc.unit) {
     add(['pluginConfig'], 'journald needs "source" (SYSLOG_IDENTIFIER) or "unit" (_SYSTEMD_UNIT)');
   }
+}
+
+/** What the filelog source compiles when it is built: caught here, so it fails at load, not at (re)start. */
+function checkFilelog(raw: Record<string, unknown>, pc: Record<string, unknown>, add: Add): void {
+  if (raw.logPath === undefined || raw.logPath === '') add(['logPath'], 'required by the filelog plugin');
+  for (const key of ['timestamp', 'message'] as const) {
+    const err = typeof pc[key] === 'string' && pc[key] !== '' ? patternError(pc[key]) : undefined;
+    if (err) add(['pluginConfig', key], `invalid regex: ${err}`);
+  }
+  const format = pc.timestampFormat;
+  const layout = typeof format === 'string' && format !== '' ? compileGoLayout(format) : undefined;
+  if (layout instanceof Error) add(['pluginConfig', 'timestampFormat'], layout.message);
 }
 
 function checkRule(r: Record<string, unknown>, i: number, declared: Set<string>, add: Add): void {

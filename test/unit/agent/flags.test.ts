@@ -169,4 +169,29 @@ describe('parseOptions (NPD flags)', () => {
     assert.deepEqual(parse(['--v', '4', '--logtostderr=false']).ignored.length, 2);
     assert.deepEqual(parse(['--exporter.stackdriver=/x.json']).ignored, ['exporter.stackdriver']);
   });
+  it('rejects ports outside 0-65535 and bind addresses that are not IP addresses, naming the flag', () => {
+    const { errors } = parse(['--port=99999', '--prometheus-port=-1', '--address=not-an-ip']);
+    assert.deepEqual(errors, [
+      '--address: "not-an-ip" is not an IP address',
+      '--port: 99999 is not a port number (0-65535)',
+      '--prometheus-port: -1 is not a port number (0-65535)',
+    ]);
+    const ok = parse([
+      '--address=0.0.0.0',
+      '--prometheus-address=::1',
+      '--port=65535',
+      '--prometheus-port=0',
+    ]);
+    assert.deepEqual(ok.errors, []);
+    assert.deepEqual(parse(['--address=localhost']).errors, []);
+  });
+
+  it('rejects negative durations', () => {
+    const { errors } = parse(['--config-reload-period=-5s', '--shutdown-grace-period=-1s']);
+    assert.deepEqual(errors, [
+      '--shutdown-grace-period: duration "-1s" must not be negative',
+      '--config-reload-period: duration "-5s" must not be negative',
+    ]);
+    assert.equal(parse(['--config-reload-period=0']).options.configReloadMs, 0);
+  });
 });

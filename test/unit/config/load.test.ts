@@ -97,6 +97,7 @@ describe('system-log-monitor validation', () => {
       ['pluginConfig.bogus', /unknown key for plugin "filelog"/],
       ['pluginConfig.message', /required by the filelog plugin/],
       ['pluginConfig.timestampFormat', /required by the filelog plugin/],
+      ['logPath', /required by the filelog plugin/],
       ['conditions[1].type', /condition "A" is declared twice/],
       ['rules[0].condition', /condition "Undeclared" is not declared in conditions/],
       ['rules[1].window', /count and window go together/],
