@@ -1,4 +1,5 @@
 import type { LogLine } from '../core/types.ts';
+import type { LineBytes } from './line-bytes.ts';
 import type { CompiledPattern, PatternMatch } from './pattern.ts';
 
 export interface BufferMatch {
@@ -37,10 +38,10 @@ export class LogBuffer {
   }
 
   /** The lines a match overlaps, oldest first, without extracting its groups. */
-  matchedLines(pattern: CompiledPattern): readonly LogLine[] | undefined {
+  matchedLines(pattern: CompiledPattern, bytes?: LineBytes): readonly LogLine[] | undefined {
     const last = this.newest();
     if (!last || !pattern.lastLineOnly) return this.match(pattern)?.lines;
-    return pattern.test(last.message) ? [last] : undefined;
+    return pattern.test(last.message, bytes) ? [last] : undefined;
   }
 
   match(pattern: CompiledPattern): BufferMatch | undefined {

@@ -3,8 +3,10 @@ import { conditionChangeEvent } from './condition-event.ts';
 import { ConditionTable } from './condition-table.ts';
 import type { LogMonitorConfig, LogRuleConfig } from './config.ts';
 import { FrequencyWindow } from './frequency.ts';
+import { LineBytes } from './line-bytes.ts';
 import { type BufferMatch, LogBuffer } from './log-buffer.ts';
 import { type CompiledPattern, compilePattern } from './pattern.ts';
+import { PatternSet } from './pattern-set.ts';
 import { Prefilter } from './prefilter.ts';
 import type { SharedScan } from './shared-scan.ts';
 import { expandTemplate, isTemplate } from './template.ts';
@@ -57,6 +59,7 @@ export class LogRuleEngine {
   private readonly table: ConditionTable;
   private readonly lastHit = new Map<string, number>();
   private readonly prefilter: Prefilter;
+  private readonly patternSet: PatternSet;
   private readonly watchesEveryLine: boolean;
 
   constructor(config: LogMonitorConfig, startedAt: number) {
@@ -64,6 +67,7 @@ export class LogRuleEngine {
     this.buffer = new LogBuffer(config.bufferSize);
     this.rules = config.rules.map(compileRule);
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
+    this.patternSet = new PatternSet(this.rules.map((r) => r.pattern));
     this.watchesEveryLine =
       this.rules.some((r) => r.recover !== undefined || r.revert !== undefined) ||
       this.prefilter.none.some((c) => c);
@@ -121,10 +125,13 @@ export class LogRuleEngine {
     // single-line, so the line needs no place in the buffer either.
     if (candidates === this.prefilter.none && !this.watchesEveryLine) return undefined;
     this.buffer.push(line);
+    const bytes = new LineBytes();
+    // A long line past several prefilters: one set pass says which of those rules match at all.
+    const may = this.patternSet.screen(line.message, bytes, candidates) ?? candidates;
     const step: Step = { events: [], gauges: [], counted: [] };
     for (let i = 0; i < this.rules.length; i++) {
       const rule = this.rules[i] as CompiledRule;
-      if (candidates[i] || rule.recover || rule.revert) this.apply(rule, line, step);
+      if (may[i] || rule.recover || rule.revert) this.apply(rule, line, step, may[i] === true, bytes);
     }
     return this.result(step);
   }
@@ -153,15 +160,16 @@ export class LogRuleEngine {
     return this.result(step);
   }
 
-  private apply(rule: CompiledRule, line: LogLine, step: Step): void {
+  /** `mayHit` false: the rule's own pattern certainly does not match; only recovery is looked at. */
+  private apply(rule: CompiledRule, line: LogLine, step: Step, mayHit: boolean, bytes: LineBytes): void {
     const cfg = rule.config;
     if (rule.recover && cfg.condition && this.isActive(cfg.condition, cfg.reason)) {
-      if (this.buffer.matchedLines(rule.recover)) this.clear(cfg.condition, line.timestamp, step);
+      if (this.buffer.matchedLines(rule.recover, bytes)) this.clear(cfg.condition, line.timestamp, step);
     }
-    if (rule.revert && rule.window && this.buffer.matchedLines(rule.revert)) {
+    if (rule.revert && rule.window && this.buffer.matchedLines(rule.revert, bytes)) {
       rule.window.revert(line.timestamp);
     }
-    const hit = this.hit(rule);
+    const hit = mayHit ? this.hit(rule, bytes) : undefined;
     if (!hit) return;
     const first = hit.lines[0] ?? line;
     if (cfg.condition) this.lastHit.set(cfg.condition, line.timestamp);
@@ -185,10 +193,14 @@ export class LogRuleEngine {
   }
 
   /** Submatches cost RE2 far more than a yes/no answer, so only templated rules ask for them. */
-  private hit(rule: CompiledRule): Hit | undefined {
+  private hit(rule: CompiledRule, bytes: LineBytes): Hit | undefined {
     const cfg = rule.config;
     const found = rule.templated ? this.buffer.match(rule.pattern) : undefined;
-    const lines = found ? found.lines : rule.templated ? undefined : this.buffer.matchedLines(rule.pattern);
+    const lines = found
+      ? found.lines
+      : rule.templated
+        ? undefined
+        : this.buffer.matchedLines(rule.pattern, bytes);
     if (!lines) return undefined;
     let message = cfg.message ? expand(cfg.message, found) : joined(lines);
     if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;

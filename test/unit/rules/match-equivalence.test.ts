@@ -11,99 +11,9 @@ import type { LogMonitorConfig, LogRuleConfig } from '../../../src/rules/config.
 import { LogBuffer } from '../../../src/rules/log-buffer.ts';
 import { LogRuleEngine } from '../../../src/rules/log-engine.ts';
 import { compilePattern } from '../../../src/rules/pattern.ts';
+import { SET_MIN_WORK } from '../../../src/rules/pattern-set.ts';
 import { Prefilter } from '../../../src/rules/prefilter.ts';
-
-/** mulberry32: small, fast, and the same sequence on every run. */
-function rng(seed: number): {
-  int(n: number): number;
-  pick<T>(xs: readonly T[]): T;
-  chance(p: number): boolean;
-} {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    int: (n) => Math.floor(next() * n),
-    pick: (xs) => xs[Math.floor(next() * xs.length)] as (typeof xs)[number],
-    chance: (p) => next() < p,
-  };
-}
-type Rng = ReturnType<typeof rng>;
-
-// Constructs the optimizer must get right, including a class range that reaches \n.
-const ATOMS = [
-  '[\\t-\\r]',
-  'a',
-  'b',
-  'x',
-  ' ',
-  '1',
-  'ab',
-  'xab',
-  'a b',
-  'ab1',
-  '\\.',
-  '.',
-  '\\n',
-  '\\s',
-  '\\S',
-  '\\d',
-  '\\w',
-  '[ab]',
-  '[^a]',
-  '[a-c ]',
-  '\\bx',
-  'é',
-  '日',
-  '[é日]',
-];
-const QUANT = ['', '', '', '?', '*', '+', '{1,2}', '*?', '{2}', '??'];
-
-function genSeq(r: Rng, depth: number): string {
-  let out = '';
-  const n = 1 + r.int(4);
-  for (let i = 0; i < n; i++) {
-    let atom: string;
-    if (depth < 2 && r.chance(0.15)) {
-      const inner = r.chance(0.4) ? `${genSeq(r, depth + 1)}|${genSeq(r, depth + 1)}` : genSeq(r, depth + 1);
-      atom = `${r.pick(['(', '(?:', '(?P<g>'])}${inner})`;
-    } else if (r.chance(0.08)) {
-      atom = '.*';
-    } else {
-      atom = r.pick(ATOMS);
-    }
-    const q =
-      atom.length === 1 || atom.startsWith('\\') || atom.startsWith('[') || atom.startsWith('(')
-        ? r.pick(QUANT)
-        : '';
-    out += atom.startsWith('\\b') ? atom : atom + q;
-  }
-  return out;
-}
-
-function genPattern(r: Rng): string {
-  let p = genSeq(r, 0);
-  if (r.chance(0.1)) p = `^${p}`;
-  if (r.chance(0.1)) p = `${p}$`;
-  if (r.chance(0.1)) p = `${p}|${genSeq(r, 0)}`;
-  if (r.chance(0.05)) p = `(?s)${p}`;
-  if (r.chance(0.08)) p = `(?i)${p}`;
-  return p;
-}
-
-function genLine(r: Rng): string {
-  // Non-ASCII (2-, 3- and 4-byte UTF-8) checks that match offsets are UTF-16, as the line split needs.
-  const chars = ['a', 'b', 'x', ' ', '1', '.', 'A', 'B', 'a', 'b', 'x', ' ', 'é', '日', '😀'];
-  let s = '';
-  const n = r.int(7);
-  for (let i = 0; i < n; i++) s += r.chance(0.03) ? '\n' : r.pick(chars);
-  return s;
-}
+import { genLine, genPattern, type Rng, rng } from './random-rules.ts';
 
 /** NPD's log_buffer.go: search the joined buffer, then count lines back until the match start is covered. */
 function npdMatch(
@@ -215,75 +125,118 @@ describe('randomized match equivalence (fixed seed)', () => {
   });
 
   it('LogRuleEngine with prefilter and literals equals an unoptimized twin and a brute-force NPD model', () => {
-    const r = rng(0xe6e);
-    let events = 0;
-    for (let round = 0; round < 300; round++) {
-      const rules: LogRuleConfig[] = [];
-      const conditions = [
-        { type: 'C0', reason: 'Fine0', message: 'ok0' },
-        { type: 'C1', reason: 'Fine1', message: 'ok1' },
-      ];
-      while (rules.length < 5) {
-        const pattern = genPattern(r);
-        if (compilePatternOrUndefined(pattern) === undefined) continue;
-        const permanent = r.chance(0.3);
-        rules.push(
-          permanent
-            ? { type: 'permanent', condition: `C${r.int(2)}`, reason: `P${rules.length}`, pattern }
-            : { type: 'temporary', reason: `T${rules.length}`, pattern },
-        );
-      }
-      const config: LogMonitorConfig = {
-        kind: 'system-log',
-        file: 'r.json',
-        plugin: 'kmsg',
-        pluginConfig: {},
-        logPath: '',
-        lookbackMs: 0,
-        delayMs: 0,
-        skipList: [],
-        bufferSize: 1 + r.int(4),
-        source: 'rand',
-        metricsReporting: true,
-        conditions,
-        rules,
-      };
-      // `(?:^)?(?:p)` means the same as p, but it has no literal and may "cross lines", so the twin
-      // searches the whole joined buffer for every rule on every line, with nothing skipped.
-      const twinConfig = {
-        ...config,
-        rules: rules.map((rule) => ({ ...rule, pattern: `(?:^)?(?:${rule.pattern})` })),
-      };
-      const optimized = new LogRuleEngine(config, 0);
-      const twin = new LogRuleEngine(twinConfig, 0);
-      const res = rules.map((rule) => RE2JS.compile(`(?:${rule.pattern})\\z`));
-      const window: string[] = [];
-      const active = new Map<string, string>();
-      for (let i = 0; i < 15; i++) {
-        const line = { timestamp: 1000 + i, message: r.chance(0.2) ? 'xab' : genLine(r) };
-        window.push(line.message);
-        if (window.length > config.bufferSize) window.shift();
-        const a = optimized.process(line);
-        const b = twin.process(line);
-        assert.deepEqual(a, b, `round ${round} line ${i}: ${JSON.stringify(rules.map((x) => x.pattern))}`);
-        // Brute force: which rules fire, and in which order.
-        const expected: string[] = [];
-        res.forEach((re, k) => {
-          const rule = rules[k] as LogRuleConfig;
-          if (!re.matcher(window.join('\n')).find()) return;
-          if (rule.type === 'temporary') expected.push(rule.reason);
-          else if (active.get(rule.condition as string) !== rule.reason) {
-            active.set(rule.condition as string, rule.reason);
-            expected.push(rule.reason);
-          }
-        });
-        assert.deepEqual(a?.status.events.map((e) => e.reason) ?? [], expected);
-        events += expected.length;
-      }
-    }
+    const { events } = engineAgainstTwin(0xe6e, 300, (r) => (r.chance(0.2) ? 'xab' : genLine(r)));
     assert.ok(events > 500, `only ${events} events`);
   });
+
+  it('the same on lines long enough for the combined pattern set to screen the rules', () => {
+    const { events, screened } = engineAgainstTwin(0x5e7, 80, (r, filler) =>
+      r.chance(0.2) ? `${filler}xab` : `${filler}${genLine(r)}`,
+    );
+    assert.ok(events > 700, `only ${events} events`);
+    assert.ok(screened > 400, `the set screened only ${screened} lines`);
+  });
 });
+
+/**
+ * Runs random rule sets over random lines through the engine and through a twin with every shortcut
+ * defeated, and checks both against a brute-force model of NPD. `screened` counts the lines on which
+ * the engine's PatternSet pass runs (two or more of its members are candidates on a long line).
+ */
+function engineAgainstTwin(
+  seed: number,
+  rounds: number,
+  makeLine: (r: Rng, filler: string) => string,
+): { events: number; screened: number } {
+  const r = rng(seed);
+  let events = 0;
+  let screened = 0;
+  for (let round = 0; round < rounds; round++) {
+    const rules = randomRules(r);
+    const config = randomConfig(rules, 1 + r.int(4));
+    // `(?:^)?(?:p)` means the same as p, but it has no literal and may "cross lines", so the twin
+    // searches the whole joined buffer for every rule on every line, with nothing skipped.
+    const twinConfig = {
+      ...config,
+      rules: rules.map((rule) => ({ ...rule, pattern: `(?:^)?(?:${rule.pattern})` })),
+    };
+    const optimized = new LogRuleEngine(config, 0);
+    const twin = new LogRuleEngine(twinConfig, 0);
+    const compiled = rules.map((rule) => compilePattern(rule.pattern));
+    const prefilter = new Prefilter(compiled);
+    const res = rules.map((rule) => RE2JS.compile(`(?:${rule.pattern})\\z`));
+    const filler = randomFiller(r, SET_MIN_WORK + 64);
+    const window: string[] = [];
+    const active = new Map<string, string>();
+    for (let i = 0; i < 15; i++) {
+      const line = { timestamp: 1000 + i, message: makeLine(r, filler) };
+      window.push(line.message);
+      if (window.length > config.bufferSize) window.shift();
+      const candidates = prefilter.candidates(line.message);
+      const k = compiled.filter((c, n) => candidates[n] && c.lastLineOnly && c.regexTest).length;
+      if (k >= 2 && (k - 1) * line.message.length >= SET_MIN_WORK) screened++;
+      const a = optimized.process(line);
+      const b = twin.process(line);
+      assert.deepEqual(a, b, `round ${round} line ${i}: ${JSON.stringify(rules.map((x) => x.pattern))}`);
+      // Brute force: which rules fire, and in which order.
+      const expected: string[] = [];
+      res.forEach((re, n) => {
+        const rule = rules[n] as LogRuleConfig;
+        if (!re.matcher(window.join('\n')).find()) return;
+        if (rule.type === 'temporary') expected.push(rule.reason);
+        else if (active.get(rule.condition as string) !== rule.reason) {
+          active.set(rule.condition as string, rule.reason);
+          expected.push(rule.reason);
+        }
+      });
+      assert.deepEqual(a?.status.events.map((e) => e.reason) ?? [], expected);
+      events += expected.length;
+    }
+  }
+  return { events, screened };
+}
+
+function randomRules(r: Rng): LogRuleConfig[] {
+  const rules: LogRuleConfig[] = [];
+  while (rules.length < 5) {
+    const pattern = genPattern(r);
+    if (compilePatternOrUndefined(pattern) === undefined) continue;
+    rules.push(
+      r.chance(0.3)
+        ? { type: 'permanent', condition: `C${r.int(2)}`, reason: `P${rules.length}`, pattern }
+        : { type: 'temporary', reason: `T${rules.length}`, pattern },
+    );
+  }
+  return rules;
+}
+
+function randomConfig(rules: LogRuleConfig[], bufferSize: number): LogMonitorConfig {
+  return {
+    kind: 'system-log',
+    file: 'r.json',
+    plugin: 'kmsg',
+    pluginConfig: {},
+    logPath: '',
+    lookbackMs: 0,
+    delayMs: 0,
+    skipList: [],
+    bufferSize,
+    source: 'rand',
+    metricsReporting: true,
+    conditions: [
+      { type: 'C0', reason: 'Fine0', message: 'ok0' },
+      { type: 'C1', reason: 'Fine1', message: 'ok1' },
+    ],
+    rules,
+  };
+}
+
+/** Characters of the generated lines, without newlines, so the line's random end decides the match. */
+function randomFiller(r: Rng, length: number): string {
+  let s = '';
+  while (s.length < length) s += genLine(r).replaceAll('\n', ' ');
+  return s;
+}
 
 function compilePatternOrUndefined(p: string): unknown {
   try {
