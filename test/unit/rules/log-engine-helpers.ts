@@ -17,7 +17,16 @@ export function engine(
   conditions: ConditionConfig[] = [DEADLOCK],
   bufferSize = 10,
 ): LogRuleEngine {
-  const config: LogMonitorConfig = {
+  return new LogRuleEngine(kmsgConfig(rules, conditions, bufferSize), T0);
+}
+
+/** A kmsg system-log config around the rules, as a config file would load. */
+export function kmsgConfig(
+  rules: LogRuleConfig[],
+  conditions: ConditionConfig[],
+  bufferSize: number,
+): LogMonitorConfig {
+  return {
     kind: 'system-log',
     file: 'k.json',
     plugin: 'kmsg',
@@ -32,7 +41,6 @@ export function engine(
     conditions,
     rules,
   };
-  return new LogRuleEngine(config, T0);
 }
 
 export const line = (message: string, timestamp = T0 + 1000) => ({ timestamp, message });

@@ -7,12 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RE2JS } from 're2js';
 import type { LogLine } from '../../../src/core/types.ts';
-import type { LogMonitorConfig, LogRuleConfig } from '../../../src/rules/config.ts';
+import type { LogRuleConfig } from '../../../src/rules/config.ts';
 import { LogBuffer } from '../../../src/rules/log-buffer.ts';
 import { LogRuleEngine } from '../../../src/rules/log-engine.ts';
 import { compilePattern } from '../../../src/rules/pattern.ts';
 import { SET_MIN_WORK } from '../../../src/rules/pattern-set.ts';
 import { Prefilter } from '../../../src/rules/prefilter.ts';
+import { kmsgConfig } from './log-engine-helpers.ts';
 import { genLine, genPattern, type Rng, rng } from './random-rules.ts';
 
 /** NPD's log_buffer.go: search the joined buffer, then count lines back until the match start is covered. */
@@ -153,7 +154,11 @@ function engineAgainstTwin(
   let screened = 0;
   for (let round = 0; round < rounds; round++) {
     const rules = randomRules(r);
-    const config = randomConfig(rules, 1 + r.int(4));
+    const conditions = [
+      { type: 'C0', reason: 'Fine0', message: 'ok0' },
+      { type: 'C1', reason: 'Fine1', message: 'ok1' },
+    ];
+    const config = kmsgConfig(rules, conditions, 1 + r.int(4));
     // `(?:^)?(?:p)` means the same as p, but it has no literal and may "cross lines", so the twin
     // searches the whole joined buffer for every rule on every line, with nothing skipped.
     const twinConfig = {
@@ -208,27 +213,6 @@ function randomRules(r: Rng): LogRuleConfig[] {
     );
   }
   return rules;
-}
-
-function randomConfig(rules: LogRuleConfig[], bufferSize: number): LogMonitorConfig {
-  return {
-    kind: 'system-log',
-    file: 'r.json',
-    plugin: 'kmsg',
-    pluginConfig: {},
-    logPath: '',
-    lookbackMs: 0,
-    delayMs: 0,
-    skipList: [],
-    bufferSize,
-    source: 'rand',
-    metricsReporting: true,
-    conditions: [
-      { type: 'C0', reason: 'Fine0', message: 'ok0' },
-      { type: 'C1', reason: 'Fine1', message: 'ok1' },
-    ],
-    rules,
-  };
 }
 
 /** Characters of the generated lines, without newlines, so the line's random end decides the match. */
