@@ -50,30 +50,25 @@ export function runTool(bin: string, args: readonly string[], cwd?: string): Pro
   });
 }
 
-/** `helm template` of the chart with `values` (written as a values file), as a raw result. */
-export async function helmTemplateResult(
+/** Runs helm with `args` plus `-f <values written to a temp file>`. */
+export async function helmWithValues(
   tools: GoTools,
-  values: object = {},
-  extra: readonly string[] = [],
+  args: readonly string[],
+  values: object,
 ): Promise<RunResult> {
   const dir = mkdtempSync(join(tmpdir(), 'npd-helm-values-'));
   try {
     const file = join(dir, 'values.yaml');
     writeFileSync(file, stringify(values));
-    return await runTool(tools.helm, [
-      'template',
-      RELEASE,
-      CHART,
-      '--namespace',
-      NAMESPACE,
-      '-f',
-      file,
-      ...extra,
-    ]);
+    return await runTool(tools.helm, [...args, '-f', file]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** `helm template` of the chart with `values`, as a raw result. */
+export const helmTemplateResult = (tools: GoTools, values: object = {}): Promise<RunResult> =>
+  helmWithValues(tools, ['template', RELEASE, CHART, '--namespace', NAMESPACE], values);
 
 /** `helm template` of the chart with `values`, one parsed object a document; fails on any error. */
 export async function helmTemplate(tools: GoTools, values: object = {}): Promise<Doc[]> {

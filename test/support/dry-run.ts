@@ -74,14 +74,20 @@ async function startDryRunServer(
   // Server-side apply: the operator's CRDs are too large for the last-applied annotation.
   const applied = await kubectl(['apply', '--server-side', '-f', '-'], crds.join('\n---\n'));
   assert.equal(applied.code, 0, `installing the prometheus-operator CRDs failed:\n${applied.stderr}`);
-  const established = await kubectl([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=120s',
-    'crd/servicemonitors.monitoring.coreos.com',
-    'crd/prometheusrules.monitoring.coreos.com',
-  ]);
-  assert.equal(established.code, 0, established.stderr);
+  // `kubectl wait` errors while a just-created CRD has no status yet: poll until it is Established.
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const established = await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=30s',
+      'crd/servicemonitors.monitoring.coreos.com',
+      'crd/prometheusrules.monitoring.coreos.com',
+    ]);
+    if (established.code === 0) break;
+    assert.ok(Date.now() < deadline, `the CRDs did not become Established: ${established.stderr}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
   return {
     dryRun: (docs) => kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], toYaml(docs)),
     kubectl: (args) => kubectl(args),
