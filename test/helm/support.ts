@@ -2,16 +2,26 @@
 // chart in deploy/helm/node-problem-detector, and reading what it renders.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { Doc } from '../deploy/support.ts';
 import { ensureGoTools, type GoTools } from '../support/go-tools.ts';
 
 export const CHART = join(import.meta.dirname, '..', '..', 'deploy', 'helm', 'node-problem-detector');
 export const RELEASE = 'node-problem-detector';
 export const NAMESPACE = 'kube-system';
+const RULE_FILE = join(import.meta.dirname, '..', '..', 'deploy/components/metrics/prometheusrule.yaml');
+
+export interface AlertRule {
+  alert?: string;
+  expr: string;
+}
+/** The shipped PrometheusRule's spec.groups, as a plain Prometheus rule file has them. */
+export const shippedGroups = (): { name: string; rules: AlertRule[] }[] =>
+  (parse(readFileSync(RULE_FILE, 'utf8')) as { spec: { groups: { name: string; rules: AlertRule[] }[] } })
+    .spec.groups;
 
 /** The tools, or the reason the Helm tests are skipped (the Go build failed or Go is missing). */
 export async function toolsOrSkip(): Promise<{ tools?: GoTools; skip: string | false }> {
