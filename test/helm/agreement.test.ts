@@ -9,6 +9,7 @@
 //   node --import tsx --test test/helm/agreement.test.ts
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { type Doc, kubectlSkip, kustomizeWith, ROOT, renderBase } from '../deploy/support.ts';
@@ -80,6 +81,19 @@ describe('the Helm chart renders what kustomize renders', { skip: skip || kubect
   test('metrics, dashboard and taint on = deploy/base + components metrics and taint', async () => {
     assertSameObjects(await helmTemplate(tools!, ALL_COMPONENTS), kustomizeWith(['metrics', 'taint']));
   });
+
+  // The opt-in monitor components, each alone on the base, against the chart's switch for it.
+  for (const [component, key] of [
+    ['journald', 'journald'],
+    ['node-probes', 'nodeProbes'],
+    ['gpu', 'gpu'],
+  ] as const) {
+    const absent =
+      !existsSync(join(ROOT, 'deploy/components', component)) && `no deploy/components/${component}`;
+    test(`${key}.enabled = deploy/base + component ${component}`, { skip: absent }, async () => {
+      assertSameObjects(await helmTemplate(tools!, { [key]: { enabled: true } }), kustomizeWith([component]));
+    });
+  }
 
   test('control: a changed value is caught (the comparison is not blind)', async () => {
     const chart = await helmTemplate(tools!, { updateStrategy: { rollingUpdate: { maxUnavailable: 2 } } });

@@ -91,6 +91,22 @@ describe('helm lint and template', { skip }, () => {
     assert.deepEqual(c.resources.limits, { cpu: '200m', memory: '300Mi' }, 'merged into the defaults');
   });
 
+  test('journald, node probes, gpu: their monitors run; node probes get the node network and sockets', async () => {
+    const docs = await helmTemplate(tools!, VALUE_SETS['journald, node probes, gpu']!);
+    const a = args(docs);
+    for (const arg of [
+      '--config.system-log-monitor=/config/containerd.yaml,/config/systemd.yaml',
+      '--config.probe-monitor=/config/probes-node.yaml',
+      '--config.system-log-monitor=/config/gpu.yaml',
+    ]) {
+      assert.ok(a.includes(arg), `${arg} in ${a.join(' ')}`);
+    }
+    const spec = podSpec(ds(docs));
+    assert.equal(spec.hostNetwork, true);
+    const sockets = spec.volumes.filter((v) => v.hostPath?.type === 'Socket').map((v) => v.hostPath!.path);
+    assert.deepEqual(sockets, ['/run/dbus/system_bus_socket', '/run/containerd/containerd.sock']);
+  });
+
   test('custom monitors land in /config and run; extra args, env, volumes are appended', async () => {
     const docs = await helmTemplate(tools!, VALUE_SETS['custom monitors, extras']!);
     const config = docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name.includes('-config-'))!;

@@ -124,6 +124,11 @@ export const VALUE_SETS: Record<string, object> = {
     resources: { requests: { cpu: '20m', memory: '128Mi' }, limits: { memory: '300Mi' } },
     hostNetwork: true,
   },
+  'journald, node probes, gpu': {
+    journald: { enabled: true },
+    nodeProbes: { enabled: true },
+    gpu: { enabled: true },
+  },
   'custom monitors, extras': {
     monitors: {
       systemLog: ['kernel.yaml', 'hardware.yaml', 'my-filelog.json'],

@@ -114,24 +114,29 @@ through the agent's config reload. Call with (list $ "suffix" $data).
 
 {{/* The container's securityContext for the privilege variant (values: privileged). */}}
 {{- define "npd.containerSecurityContext" -}}
-# uid 0 for file ownership only (journal and /var/log files are root-owned, 0640/0600).
+{{- if .Values.privileged }}
+# The runtime's device cgroup admits the host's /dev/kmsg only for a privileged container. Privileged
+# also means every capability and no seccomp or AppArmor confinement; the root file system and every
+# host mount stay read-only. Needs the Pod Security level "privileged" in the namespace.
+privileged: true
 runAsUser: 0
 runAsGroup: 0
 runAsNonRoot: false
-{{- if .Values.privileged }}
-# The runtime's device cgroup admits /dev/kmsg only for a privileged container.
-privileged: true
+readOnlyRootFilesystem: true
 {{- else }}
+# uid 0 for file ownership only (journal and /var/log files are root-owned, 0640/0600); without
+# capabilities it cannot read past permissions, ptrace, or write anything.
+runAsUser: 0
+runAsGroup: 0
+runAsNonRoot: false
 privileged: false
 allowPrivilegeEscalation: false
-{{- end }}
 readOnlyRootFilesystem: true
-{{- if not .Values.privileged }}
 capabilities:
   drop: [ALL]
   # /dev/kmsg with kernel.dmesg_restrict=1.
   add: [SYSLOG]
-{{- end }}
 seccompProfile:
   type: RuntimeDefault
+{{- end }}
 {{- end }}
