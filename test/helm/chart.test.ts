@@ -3,7 +3,10 @@
 // schema: a wrong type, an unknown key or a bad enum is rejected by helm itself (negative controls).
 //   node --import tsx --test test/helm/chart.test.ts
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { parse } from 'yaml';
 import { agentContainer, type Doc, one, podSpec } from '../deploy/support.ts';
 import {
   CHART,
@@ -28,19 +31,35 @@ describe('helm lint and template', { skip }, () => {
     }
   });
 
-  test('defaults: the least-privilege DaemonSet with kernel, readonly and the probes', async () => {
+  test('defaults: the monitors and privilege variant values.yaml names, metrics off', async () => {
+    const defaults = parse(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as {
+      monitors: { systemLog: string[]; probe: string[] };
+      privileged: boolean;
+    };
     const docs = await helmTemplate(tools!);
-    // Which objects: agreement.test.ts (= deploy/base). Here: what the defaults run.
-    assert.ok(
-      !docs.some((d) => d.kind === 'ServiceMonitor' || d.kind === 'PrometheusRule'),
-      'metrics off by default',
-    );
+    // Which objects, exactly: agreement.test.ts (= deploy/base).
+    assert.ok(!docs.some((d) => d.kind === 'ServiceMonitor' || d.kind === 'PrometheusRule'), 'metrics off');
+    const paths = (files: string[]) => files.map((f) => `/config/${f}`).join(',');
     assert.deepEqual(args(docs).slice(0, 2), [
-      '--config.system-log-monitor=/config/kernel.yaml,/config/readonly.yaml',
-      '--config.probe-monitor=/config/probes-daemonset.yaml',
+      `--config.system-log-monitor=${paths(defaults.monitors.systemLog)}`,
+      `--config.probe-monitor=${paths(defaults.monitors.probe)}`,
     ]);
     assert.equal(agentContainer(ds(docs)).image, 'node-problem-detector:0.1.0');
-    assert.equal(agentContainer(ds(docs)).securityContext.privileged, false);
+    assert.equal(agentContainer(ds(docs)).securityContext.privileged, defaults.privileged);
+  });
+
+  test('privileged: false is the least-privilege variant (SYSLOG only, no escalation, seccomp)', async () => {
+    const c = agentContainer(ds(await helmTemplate(tools!, { privileged: false })));
+    assert.deepEqual(c.securityContext, {
+      runAsUser: 0,
+      runAsGroup: 0,
+      runAsNonRoot: false,
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'], add: ['SYSLOG'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
   });
 
   test('metrics and taint: Service, ServiceMonitor, PrometheusRule, dashboard, taint RBAC', async () => {
