@@ -114,7 +114,7 @@ describe('helm lint and template', { skip }, () => {
     const docs = await helmTemplate(tools!, VALUE_SETS['journald, node probes, gpu']!);
     const a = args(docs);
     for (const arg of [
-      '--config.system-log-monitor=/config/containerd.yaml,/config/systemd.yaml',
+      '--config.system-log-monitor=/config/containerd.yaml,/config/systemd.yaml,/config/kubelet.yaml',
       '--config.probe-monitor=/config/probes-node.yaml',
       '--config.system-log-monitor=/config/gpu.yaml',
     ]) {
