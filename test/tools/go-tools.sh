@@ -62,24 +62,9 @@ up_to_date() {
     [[ "$(cat "$stamp")" == "$want_stamp" ]]
 }
 
-if [[ "${NPD_GO_TOOLS_REBUILD:-}" != 1 ]] && up_to_date; then
-  echo "go-tools.sh: helm $HELM_VERSION, promtool $PROMETHEUS_VERSION and CRDs are up to date in $out" >&2
-  print_paths
-  exit 0
-fi
-
-mkdir -p "$out"
-# One build at a time per folder: two test runs started together must not both build.
-exec 9>"$out/.lock"
-flock 9
-if [[ "${NPD_GO_TOOLS_REBUILD:-}" != 1 ]] && up_to_date; then
-  echo "go-tools.sh: built by another run meanwhile" >&2
-  print_paths
-  exit 0
-fi
-
-export GOTOOLCHAIN="${NPD_GOTOOLCHAIN:-auto}"
-export CGO_ENABLED=0
+# shellcheck source=go-build-cache.sh
+. "$here/go-build-cache.sh"
+go_build_cache_start "$out" "${NPD_GO_TOOLS_REBUILD:-}" "helm $HELM_VERSION, promtool $PROMETHEUS_VERSION and CRDs are"
 rm -f "$stamp"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
