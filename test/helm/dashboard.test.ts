@@ -49,6 +49,8 @@ const SHOWS_DATA = [
   'Log lines read',
   'Events written',
   'Node sync latency',
+  'Agent CPU',
+  'Agent memory',
 ];
 
 const { tools, skip: toolSkip } = await toolsOrSkip();
