@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# Copies the shipped rules (rules/*.yaml) into deploy/base/rules/ and regenerates the kustomization
-# there, whose configMapGenerator turns them into the ConfigMap the DaemonSet mounts at /config.
-# kustomize cannot read files outside a kustomization's root, hence the copies. Run it after any
-# change in rules/; `node --import tsx --test test/deploy/manifests-config.test.ts` fails while they differ.
+# Keeps the copies of the one source of truth in step:
+# - rules/*.yaml -> deploy/base/rules/ (+ its kustomization, whose configMapGenerator turns them into
+#   the ConfigMap the DaemonSet mounts at /config) and -> the Helm chart's files/rules/;
+# - deploy/base/config/*.yaml -> the chart's files/config/;
+# - deploy/components/metrics/prometheusrule.yaml and dashboard/*.json -> the chart's files/metrics/.
+# kustomize and Helm cannot read files outside their roots, hence the copies. Run it after any change
+# in those sources; test/deploy/manifests-config.test.ts and test/helm/agreement.test.ts fail while
+# the copies differ.
 #
 #   deploy/sync-rules.sh          copy and regenerate
-#   deploy/sync-rules.sh --check  exit 1 (changing nothing) when the copies are stale
+#   deploy/sync-rules.sh --check  exit 1 (changing nothing) when a copy is stale
 set -euo pipefail
 export LC_ALL=C
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-src="$repo/rules"
-dst="$repo/deploy/base/rules"
+chart="$repo/deploy/helm/node-problem-detector/files"
+check=0
+[ "${1:-}" = "--check" ] && check=1
+stale=0
 
 shopt -s nullglob
 files=()
-for f in "$src"/*.yaml; do files+=("$(basename "$f")"); done
+for f in "$repo"/rules/*.yaml; do files+=("$(basename "$f")"); done
 if [ ${#files[@]} -eq 0 ]; then
   echo "sync-rules: no rules/*.yaml found" >&2
   exit 1
@@ -30,26 +36,47 @@ kustomization() {
   for f in "${files[@]}"; do echo "      - $f"; done
 }
 
-if [ "${1:-}" = "--check" ]; then
-  stale=0
-  for f in "${files[@]}"; do
-    cmp -s "$src/$f" "$dst/$f" || { echo "stale: deploy/base/rules/$f" >&2; stale=1; }
-  done
-  for f in "$dst"/*.yaml; do
+# mirror <src dir> <glob> <dst dir> [keep]: dst holds exactly the src files matching glob (+ keep).
+mirror() {
+  local src="$1" glob="$2" dst="$3" keep="${4:-}" f name
+  for f in "$src"/$glob; do
     name="$(basename "$f")"
-    [ "$name" = kustomization.yaml ] && continue
-    [ -f "$src/$name" ] || { echo "extra: deploy/base/rules/$name" >&2; stale=1; }
+    if [ $check -eq 1 ]; then
+      cmp -s "$f" "$dst/$name" || { echo "stale: ${dst#"$repo"/}/$name" >&2; stale=1; }
+    else
+      mkdir -p "$dst" && cp "$f" "$dst/$name"
+    fi
   done
-  kustomization | cmp -s - "$dst/kustomization.yaml" || { echo "stale: deploy/base/rules/kustomization.yaml" >&2; stale=1; }
+  for f in "$dst"/*; do
+    name="$(basename "$f")"
+    [ "$name" = "$keep" ] || [ -f "$src/$name" ] && continue
+    if [ $check -eq 1 ]; then
+      echo "extra: ${dst#"$repo"/}/$name" >&2
+      stale=1
+    else
+      rm -f "$f"
+    fi
+  done
+}
+
+mirror "$repo/rules" '*.yaml' "$repo/deploy/base/rules" kustomization.yaml
+mirror "$repo/rules" '*.yaml' "$chart/rules"
+mirror "$repo/deploy/base/config" '*.yaml' "$chart/config"
+mkdir -p "$chart/metrics"
+for pair in "components/metrics/prometheusrule.yaml" "components/metrics/dashboard/node-problem-detector.json"; do
+  f="$repo/deploy/$pair"
+  if [ $check -eq 1 ]; then
+    cmp -s "$f" "$chart/metrics/$(basename "$f")" || { echo "stale: chart files/metrics/$(basename "$f")" >&2; stale=1; }
+  else
+    cp "$f" "$chart/metrics/"
+  fi
+done
+
+if [ $check -eq 1 ]; then
+  kustomization | cmp -s - "$repo/deploy/base/rules/kustomization.yaml" ||
+    { echo "stale: deploy/base/rules/kustomization.yaml" >&2; stale=1; }
   [ $stale -eq 0 ] || echo "run deploy/sync-rules.sh" >&2
   exit $stale
 fi
-
-mkdir -p "$dst"
-for f in "$dst"/*.yaml; do
-  name="$(basename "$f")"
-  [ "$name" = kustomization.yaml ] || [ -f "$src/$name" ] || rm -f "$f"
-done
-for f in "${files[@]}"; do cp "$src/$f" "$dst/$f"; done
-kustomization > "$dst/kustomization.yaml"
-echo "synced ${#files[@]} rule files into deploy/base/rules" >&2
+kustomization >"$repo/deploy/base/rules/kustomization.yaml"
+echo "synced ${#files[@]} rule files into deploy/base/rules and the Helm chart's files/" >&2

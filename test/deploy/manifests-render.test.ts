@@ -50,6 +50,7 @@ describe('deploy/ kustomize: rendering', { skip }, () => {
       'ClusterRoleBinding',
       'ConfigMap',
       'ConfigMap',
+      'ConfigMap', // the Grafana dashboard (components/metrics)
       'DaemonSet',
       'PrometheusRule',
       'Service',

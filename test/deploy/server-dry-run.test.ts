@@ -3,56 +3,19 @@
 // overlay and the taint component. The API server runs defaulting, schema validation (unknown fields are
 // errors), admission and RBAC escalation checks, then discards the objects.
 //
-// ServiceMonitor and PrometheusRule are prometheus-operator CRDs, absent from a bare API server. The
-// test installs two minimal CRDs for them (group, version, kind, names; schema "preserve unknown
-// fields"), so the server checks their apiVersion, kind and metadata but not their spec; the spec is
-// checked client-side in manifests-metrics.test.ts.
+// ServiceMonitor and PrometheusRule are checked against the real prometheus-operator CRDs (from its Go
+// module, test/tools/go-tools.sh; test/support/dry-run.ts installs them), so their specs are validated too.
 //
-// Skipped, with the reason, when kubectl, the harness or the control-plane binaries are unavailable.
-// The first run builds the binaries (test/e2e/controlplane/build.sh; 10-25 min cold, cached after).
+// Skipped, with the reason, when kubectl, the harness, the control-plane binaries or the Go tools are
+// unavailable. The first run builds them (10-25 min cold, cached after).
 //   node --import tsx --test test/deploy/server-dry-run.test.ts
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { stringify } from 'yaml';
-import { type Doc, KUBECTL, kustomizeWith, renderBase, renderOverlay } from './support.ts';
+import { assertAllAccepted, type DryRunServer, dryRunAvailability } from '../support/dry-run.ts';
+import { type Doc, kustomizeWith, renderBase, renderOverlay } from './support.ts';
 
-type Harness = typeof import('../e2e/harness/controlplane.ts');
-type ControlPlane = Awaited<ReturnType<Harness['startControlPlane']>>;
-
-async function availability(): Promise<{
-  skip: string | false;
-  harness?: Harness;
-  binaries?: Awaited<ReturnType<Harness['ensureControlPlaneBinaries']>>;
-}> {
-  if (!existsSync(KUBECTL)) return { skip: `${KUBECTL} not found` };
-  let harness: Harness;
-  try {
-    harness = await import('../e2e/harness/controlplane.ts');
-  } catch (err) {
-    return { skip: `control-plane harness unavailable: ${(err as Error).message.split('\n')[0]}` };
-  }
-  if (
-    typeof harness.startControlPlane !== 'function' ||
-    typeof harness.ensureControlPlaneBinaries !== 'function'
-  ) {
-    return { skip: 'control-plane harness does not export startControlPlane/ensureControlPlaneBinaries' };
-  }
-  try {
-    return { skip: false, harness, binaries: await harness.ensureControlPlaneBinaries() };
-  } catch (err) {
-    return {
-      skip: `kube-apiserver/etcd binaries unavailable: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`,
-    };
-  }
-}
-
-const avail = await availability();
+const avail = await dryRunAvailability();
 if (avail.skip) process.stderr.write(`server-dry-run: skipped: ${avail.skip}\n`);
-
-const toYaml = (docs: readonly Doc[]): string => docs.map((d) => stringify(d)).join('---\n');
 
 interface MutableDaemonSet {
   spec: {
@@ -65,77 +28,19 @@ interface MutableDaemonSet {
   };
 }
 
-/** Minimal CRDs: enough for the API server to know the kinds; any spec is accepted. */
-function minimalCrd(kind: string, plural: string): Doc {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.monitoring.coreos.com` },
-    spec: {
-      group: 'monitoring.coreos.com',
-      scope: 'Namespaced',
-      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  };
-}
-
 describe('server-side dry run against a real kube-apiserver', { skip: avail.skip }, () => {
-  let cp: ControlPlane;
-  let home: string;
-
-  const dryRun = (docs: readonly Doc[]) =>
-    cp.kubectlResult(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], {
-      input: toYaml(docs),
-      home,
-      timeoutMs: 120_000,
-    });
-
-  /** kubectl prints one "<resource>/<name> created (server dry run)" line per object. */
-  const assertAllAccepted = (docs: readonly Doc[], r: { code: number; stdout: string; stderr: string }) => {
-    assert.equal(r.code, 0, `kubectl apply --dry-run=server failed:\n${r.stderr}\n${r.stdout}`);
-    const lines = r.stdout.trim().split('\n');
-    assert.equal(lines.length, docs.length, r.stdout);
-    for (const d of docs) {
-      assert.ok(
-        lines.some((l) => l.includes(`/${d.metadata.name} `) && l.endsWith('(server dry run)')),
-        `${d.kind}/${d.metadata.name} not accepted:\n${r.stdout}`,
-      );
-    }
-  };
+  let server: DryRunServer;
+  const dryRun = (docs: readonly Doc[]) => server.dryRun(docs);
 
   before(
     async () => {
-      cp = await avail.harness!.startControlPlane({ binaries: avail.binaries! });
-      home = mkdtempSync(join(tmpdir(), 'npd-kube-home-'));
-      const crds = [
-        minimalCrd('ServiceMonitor', 'servicemonitors'),
-        minimalCrd('PrometheusRule', 'prometheusrules'),
-      ];
-      await cp.kubectl(['apply', '-f', '-'], { input: toYaml(crds), home });
-      await cp.kubectl(
-        [
-          'wait',
-          '--for=condition=Established',
-          '--timeout=60s',
-          ...crds.map((c) => `crd/${c.metadata.name}`),
-        ],
-        { home },
-      );
+      server = await avail.start!();
     },
     { timeout: 60 * 60_000 },
   );
 
   after(async () => {
-    await cp?.stop();
-    if (home) rmSync(home, { recursive: true, force: true });
+    await server?.stop();
   });
 
   test('deploy/base is accepted', async () => {
@@ -155,9 +60,7 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
   });
 
   test('a dry run persists nothing', async () => {
-    const r = await cp.kubectlResult(['get', 'daemonset', '-n', 'kube-system', 'node-problem-detector'], {
-      home,
-    });
+    const r = await server.kubectl(['get', 'daemonset', '-n', 'kube-system', 'node-problem-detector']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /NotFound|not found/);
   });
@@ -177,5 +80,14 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     r = await dryRun([ds]);
     assert.notEqual(r.code, 0, 'an invalid hostPath type must be rejected');
     assert.match(r.stderr, /hostPath\.type|Unsupported value/);
+  });
+
+  test('control: the real PrometheusRule CRD rejects a rule with a misspelt field', async () => {
+    const rule = structuredClone(renderOverlay().find((d) => d.kind === 'PrometheusRule')!);
+    const groups = (rule.spec as { groups: { rules: Record<string, unknown>[] }[] }).groups;
+    groups[0]!.rules[0]!.exprr = groups[0]!.rules[0]!.expr; // unknown field: a minimal CRD would accept it
+    const r = await dryRun([rule]);
+    assert.notEqual(r.code, 0, 'the operator schema must reject an unknown field');
+    assert.match(r.stderr, /unknown field "spec\.groups\[0\]\.rules\[0\]\.exprr"/);
   });
 });
