@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 const options = z.strictObject({
   /** A name the node's resolver must answer, e.g. the image registry's. */
-  name: z
+  hostname: z
     .string()
     .regex(
       /^(?=.{1,253}$)[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9])?)*\.?$/,
@@ -38,7 +38,7 @@ export const dnsProbe: ProbeKind<DnsOptions> = {
     healthyReason: 'DNSResolutionWorks',
     healthyMessage: "the node's resolver answers",
   }),
-  defaultName: (o) => `dns:${o.name}`,
+  defaultName: (o) => `dns:${o.hostname}`,
   create(spec, env) {
     const rule = mainRule(spec);
     const o = spec.options;
@@ -50,11 +50,11 @@ export const dnsProbe: ProbeKind<DnsOptions> = {
       async check(ctx) {
         const listed = resolvConfServers(await readText(conf, ctx.signal));
         const servers = listed.length > 0 ? listed : [DEFAULT_NAMESERVER];
-        const what = `${o.name} ${o.rrtype} via ${servers.join(', ')}`;
+        const what = `${o.hostname} ${o.rrtype} via ${servers.join(', ')}`;
         const d = deadline(env.clock, o.requestTimeout, ctx.signal);
         try {
           const answers = await lookup(
-            { servers, name: o.name, rrtype: o.rrtype, timeoutMs: o.requestTimeout },
+            { servers, name: o.hostname, rrtype: o.rrtype, timeoutMs: o.requestTimeout },
             d.signal,
           );
           return [ok(rule, `${what}: ${answers.join(', ')}`)];
