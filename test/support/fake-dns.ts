@@ -67,13 +67,16 @@ export function serveDns(
   records: Readonly<Record<string, readonly string[]>>,
   address = '127.0.0.1',
   port = 0,
+  onQuery: (name: string) => void = () => {},
 ): Promise<FakeDns> {
   const socket: Socket = createSocket(isIPv6(address) ? 'udp6' : 'udp4');
   const queries: string[] = [];
   socket.on('message', (msg, from) => {
     const reply = answer(msg, records);
     if (!reply) return;
-    queries.push(readName(msg, 12)?.name ?? '');
+    const name = readName(msg, 12)?.name ?? '';
+    queries.push(name);
+    onQuery(name);
     socket.send(reply, from.port, from.address);
   });
   return new Promise((resolve, reject) => {
