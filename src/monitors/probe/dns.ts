@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { goDuration } from '../../config/schema-kit.ts';
 import { errorCode, errorMessage } from '../../core/errors.ts';
@@ -6,7 +7,6 @@ import { DEFAULT_NAMESERVER, resolvConfServers, resolveWithServers } from '../..
 import { readText } from '../../host/proc.ts';
 import { deadline } from '../../host/timeout.ts';
 import { mainRule, nonOk, ok, type ProbeKind } from './kind.ts';
-import { join } from 'node:path';
 
 const options = z.strictObject({
   /** A name the node's resolver must answer, e.g. the image registry's. */

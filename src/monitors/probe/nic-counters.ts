@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { goDuration } from '../../config/schema-kit.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
 import { readStatistic } from '../../host/netdev.ts';
+import type { ProbeResult, ProbeRule } from '../../rules/probe-engine.ts';
 import { IncreaseWindows } from './increase-window.ts';
 import { byThreshold, mainRule, type ProbeKind, unknown } from './kind.ts';
 import { chosenInterfaces, ifname, NO_DEVICES } from './net-options.ts';
@@ -41,43 +42,44 @@ export const nicCountersProbe: ProbeKind<NicCountersOptions> = {
     const rule = mainRule(spec);
     const o = spec.options;
     const windows = new IncreaseWindows(o.window);
-    const window = formatGoDuration(o.window);
     return {
       rules: [rule],
       async check(ctx) {
         const names = await chosenInterfaces(env.paths.sys, o.interfaces, ctx.signal);
         if (names.length === 0) return [unknown(rule, NO_DEVICES)];
         const now = env.clock.now();
-        const rising: string[] = [];
-        const absent: string[] = [];
+        const seen: Sample[] = [];
         for (const name of names) {
           for (const counter of o.counters) {
             const value = await readStatistic(env.paths.sys, name, counter, ctx.signal);
             const id = `${name} ${counter}`;
-            if (value === undefined) {
-              absent.push(id);
-              continue;
-            }
-            const rise = windows.observe(id, now, value);
-            if (rise > BigInt(o.increase)) rising.push(`${id} +${rise} in ${window}`);
+            seen.push({ id, rise: value === undefined ? undefined : windows.observe(id, now, value) });
           }
         }
-        if (absent.length === names.length * o.counters.length)
-          return [
-            unknown(
-              rule,
-              `no counter found: ${absent.join(', ')} (interface missing or driver without them)`,
-            ),
-          ];
-        const skipped = absent.length > 0 ? `; not found: ${absent.join(', ')}` : '';
-        if (rising.length === 0)
-          return [
-            byThreshold(rule, false, `no counter rose by more than ${o.increase} in ${window}${skipped}`),
-          ];
-        const hint =
-          'the NIC or its queue is dropping packets: check `ip -s link show`, ring sizes, the instance bandwidth/PPS allowance (ethtool -S) and the kernel log';
-        return [byThreshold(rule, true, `${rising.join('; ')} (limit ${o.increase}); ${hint}${skipped}`)];
+        return [verdict(rule, o, seen)];
       },
     };
   },
 };
+
+interface Sample {
+  readonly id: string;
+  /** Undefined when the counter file is absent. */
+  readonly rise: bigint | undefined;
+}
+
+function verdict(rule: ProbeRule, o: NicCountersOptions, seen: readonly Sample[]): ProbeResult {
+  const window = formatGoDuration(o.window);
+  const absent = seen.filter((s) => s.rise === undefined).map((s) => s.id);
+  if (absent.length === seen.length)
+    return unknown(rule, `no counter found: ${absent.join(', ')} (interface missing or driver without them)`);
+  const rising = seen
+    .filter((s) => s.rise !== undefined && s.rise > BigInt(o.increase))
+    .map((s) => `${s.id} +${s.rise} in ${window}`);
+  const skipped = absent.length > 0 ? `; not found: ${absent.join(', ')}` : '';
+  if (rising.length === 0)
+    return byThreshold(rule, false, `no counter rose by more than ${o.increase} in ${window}${skipped}`);
+  const hint =
+    'the NIC or its queue is dropping packets: check `ip -s link show`, ring sizes, the instance bandwidth/PPS allowance (ethtool -S) and the kernel log';
+  return byThreshold(rule, true, `${rising.join('; ')} (limit ${o.increase}); ${hint}${skipped}`);
+}
