@@ -5,16 +5,27 @@ import { readText } from '../../host/proc.ts';
 import { byThreshold, mainRule, type ProbeKind } from './kind.ts';
 
 /** sysctl(8) names: dot-separated, or slash-separated when a component (a VLAN device) has a dot. */
-const key = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]+([./][A-Za-z0-9_.-]+)*$/, 'must be a sysctl name such as net.ipv4.ip_forward')
-  .refine((k) => !k.split('/').includes('..'), 'must not contain ".."');
+const NAME = /^[A-Za-z0-9_-]+([./][A-Za-z0-9_.-]+)*$/;
+
+function badName(name: string): string | undefined {
+  if (!NAME.test(name)) return 'must be a sysctl name such as net.ipv4.ip_forward';
+  // Covers "..", so a name cannot leave /proc/sys.
+  if (name.split(/[./]/).includes('')) return 'must not have empty components (".." or "//")';
+  return undefined;
+}
 
 const options = z.strictObject({
   /** Expected values; whitespace inside a value is normalised (ip_local_port_range "32768 60999"). */
   values: z
-    .record(key, z.union([z.string().min(1), z.number().int()]))
-    .refine((v) => Object.keys(v).length > 0, 'must name at least one sysctl')
+    .record(z.string(), z.union([z.string().min(1), z.number().int()]))
+    .superRefine((v, ctx) => {
+      if (Object.keys(v).length === 0)
+        ctx.addIssue({ code: 'custom', message: 'must name at least one sysctl' });
+      for (const name of Object.keys(v)) {
+        const message = badName(name);
+        if (message) ctx.addIssue({ code: 'custom', path: [name], message });
+      }
+    })
     .default({ 'net.ipv4.ip_forward': 1 }),
 });
 

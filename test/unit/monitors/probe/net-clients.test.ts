@@ -166,7 +166,7 @@ describe('network probe schema', () => {
       issues([
         { kind: 'interfaces', interfaces: ['eth/0'], flapping: { changes: 0 } },
         { kind: 'default-route', ipv4: false },
-        { kind: 'sysctl', values: { 'net..x/../y': 1 } },
+        { kind: 'sysctl', values: { 'net/x/../y': 1, 'net.ipv4.ip_forward': 1, 'a b': 1 } },
         { kind: 'nic-counters', counters: ['../x'], increase: -1 },
         { kind: 'dns' },
         { kind: 'dns', hostname: 'a b' },
@@ -177,7 +177,8 @@ describe('network probe schema', () => {
         'net.yaml: probes[0].interfaces[0]',
         'net.yaml: probes[0].flapping.changes',
         'net.yaml: probes[1].ipv4',
-        'net.yaml: probes[2].values.net..x/../y',
+        'net.yaml: probes[2].values.net/x/../y',
+        'net.yaml: probes[2].values.a b',
         'net.yaml: probes[3].counters[0]',
         'net.yaml: probes[3].increase',
         'net.yaml: probes[4].hostname',
