@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
+import type { DnsLookup } from '../../host/dns.ts';
 import type { HostPaths } from '../../host/paths.ts';
 import type { ConditionConfig, RuleType } from '../../rules/config.ts';
 import type { ProbeResult, ProbeRule } from '../../rules/probe-engine.ts';
@@ -28,6 +29,10 @@ export interface ProbeContext {
 export interface ProbeEnv {
   readonly paths: HostPaths;
   readonly clock: Clock;
+  /** The agent's environment (KUBERNETES_SERVICE_HOST/PORT); none when absent. */
+  readonly environment?: Readonly<Record<string, string | undefined>>;
+  /** DNS lookups through given servers; node:dns when absent. */
+  readonly lookup?: DnsLookup;
 }
 
 /** One configured probe, ready to run. It may keep state (restart history) between runs. */

@@ -214,7 +214,10 @@ export function buildProbes(
   return config.probes.map((spec) => {
     const kind = kinds.find((k) => k.kind === spec.kind);
     if (!kind) throw new Error(`${config.file}: probe kind "${spec.kind}" is not available in this build`);
-    return { spec, check: kind.create(spec, { paths: deps.paths, clock: deps.clock }) };
+    return {
+      spec,
+      check: kind.create(spec, { paths: deps.paths, clock: deps.clock, environment: process.env }),
+    };
   });
 }
 

@@ -64,7 +64,7 @@ describe('probe-monitor schema', () => {
         'p.yaml: extra: unknown key',
         'p.yaml: probes[0].percent: Too big: expected number to be <=100',
         'p.yaml: probes[0].bogus: unknown key',
-        'p.yaml: probes[1].kind: unknown probe kind "nope"; one of: systemd, containerd, kubelet, ntp, fd, pids, conntrack, disk, inodes, readonly-root, inotify, psi',
+        'p.yaml: probes[1].kind: unknown probe kind "nope"; one of: systemd, containerd, kubelet, ntp, fd, pids, conntrack, disk, inodes, readonly-root, inotify, psi, interfaces, default-route, sysctl, nic-counters, dns, apiserver',
         'p.yaml: probes[2].paths[0]: must be an absolute path',
         'p.yaml: probes[3].requestTimeout: must be shorter than the probe timeout (5000ms)',
         'p.yaml: probes[4].unit: Invalid input: expected string, received undefined',
