@@ -8,6 +8,8 @@ export interface ReplayLine extends LogLine {
   /** journald fields used by the journald plugin's filters. */
   readonly identifier?: string | undefined;
   readonly unit?: string | undefined;
+  /** Set on journal entries: a journald config's matches then apply, as journalctl applies them. */
+  readonly fromJournal?: boolean;
 }
 
 export interface ParsedInput {
@@ -51,7 +53,8 @@ function fromJournal(text: string): ParsedInput {
       if (!Number.isFinite(usec)) throw new Error('no __REALTIME_TIMESTAMP');
       const identifier = journalString(entry.SYSLOG_IDENTIFIER) || undefined;
       const unit = journalString(entry._SYSTEMD_UNIT) || undefined;
-      if (message !== '') lines.push({ timestamp: Math.floor(usec / 1000), message, identifier, unit });
+      if (message !== '')
+        lines.push({ timestamp: Math.floor(usec / 1000), message, identifier, unit, fromJournal: true });
     } catch (err) {
       malformed.push(`line ${i + 1}: ${(err as Error).message}`);
     }

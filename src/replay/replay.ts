@@ -1,7 +1,16 @@
-import type { Condition } from '../core/types.ts';
+import { silentLogger } from '../core/logger.ts';
+import { createRegistry } from '../core/metrics.ts';
+import type { Condition, Status } from '../core/types.ts';
+import { hostPaths } from '../host/paths.ts';
+import { ProblemMetrics } from '../metrics/problem-metrics.ts';
+import type { MonitorDeps } from '../monitors/deps.ts';
+import type { Monitor } from '../monitors/monitor.ts';
+import { systemLogMonitorType } from '../monitors/system-log/type.ts';
 import type { LogMonitorConfig } from '../rules/config.ts';
-import { type EngineResult, LogRuleEngine } from '../rules/log-engine.ts';
+import { SourceHub } from '../sources/hub.ts';
+import { ReplayClock } from './clock.ts';
 import type { ReplayLine } from './parse-input.ts';
+import { ReplayFeed } from './source.ts';
 
 /** One line of replay output; the fields are the contract golden tests and users rely on. */
 export interface ReplayRecord {
@@ -15,46 +24,52 @@ export interface ReplayRecord {
 }
 
 /**
- * Runs monitor configs over recorded lines with time taken from the records: no lookback, no delay and
- * no I/O, so the same input always gives the same output.
+ * Runs monitor configs over recorded lines: the agent's own system-log monitors (skip lists, shared
+ * readers and literal scans, recovery ticks) read a replay source, on a clock that jumps to each record's
+ * time. No lookback, no delay and no I/O, so the same input always gives the same output.
  */
 export function replay(
   configs: readonly LogMonitorConfig[],
   lines: readonly ReplayLine[],
   startMs: number,
 ): ReplayRecord[] {
-  const runs = configs.map((config) => ({
-    config,
-    engine: new LogRuleEngine(config, startMs),
-    known: new Map<string, Condition>(),
-  }));
-  for (const run of runs) for (const c of run.engine.conditions()) run.known.set(c.type, c);
+  const clock = new ReplayClock(startMs);
+  const feed = new ReplayFeed();
+  const registry = createRegistry();
+  const deps: MonitorDeps = {
+    clock,
+    logger: silentLogger(),
+    registry,
+    paths: hostPaths('/'),
+    problemMetrics: new ProblemMetrics(registry),
+    sources: new SourceHub(),
+  };
+  const source = (config: LogMonitorConfig) => feed.source(config);
+  const type = systemLogMonitorType({ kmsg: source, journald: source, filelog: source });
   const out: ReplayRecord[] = [];
+  const monitors = configs.map((config) => type.create(config, deps));
+  for (const monitor of monitors) start(monitor, out);
   for (const line of lines) {
-    for (const run of runs) {
-      if (!acceptsLine(run.config, line)) continue;
-      collect(run.engine.tick(line.timestamp), run.known, out);
-      const skipped = run.config.skipList.some((s) => line.message.includes(s));
-      if (!skipped) collect(run.engine.process(line), run.known, out);
-    }
+    clock.jumpTo(line.timestamp);
+    feed.push(line);
   }
+  for (const monitor of monitors) void monitor.stop();
   return out;
 }
 
-function acceptsLine(config: LogMonitorConfig, line: ReplayLine): boolean {
-  if (config.plugin !== 'journald') return true;
-  const { source, unit } = config.pluginConfig;
-  if (source && line.identifier !== undefined && line.identifier !== source) return false;
-  if (unit && line.unit !== undefined && line.unit !== unit) return false;
-  return true;
+/** Statuses published while starting are the defaults: they are what later changes compare with. */
+function start(monitor: Monitor, out: ReplayRecord[]): void {
+  const known = new Map<string, Condition>();
+  let starting = true;
+  void monitor.start((status) => collect(status, known, starting ? undefined : out));
+  starting = false;
 }
 
-function collect(result: EngineResult | undefined, known: Map<string, Condition>, out: ReplayRecord[]): void {
-  if (!result) return;
-  const { source } = result.status;
-  for (const e of result.status.events) {
+function collect(status: Status, known: Map<string, Condition>, out: ReplayRecord[] | undefined): void {
+  const { source } = status;
+  for (const e of status.events) {
     const type = e.severity === 'warn' ? 'Warning' : 'Normal';
-    out.push({
+    out?.push({
       kind: 'event',
       source,
       type,
@@ -63,11 +78,11 @@ function collect(result: EngineResult | undefined, known: Map<string, Condition>
       timestamp: iso(e.timestamp),
     });
   }
-  for (const c of result.status.conditions) {
+  for (const c of status.conditions) {
     const prev = known.get(c.type);
     known.set(c.type, c);
     if (prev && prev.status === c.status && prev.reason === c.reason && prev.message === c.message) continue;
-    out.push({
+    out?.push({
       kind: 'condition',
       source,
       type: c.type,

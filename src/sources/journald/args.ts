@@ -33,9 +33,35 @@ export function journalctlArgs(input: JournalArgsInput): string[] {
   ];
   if (input.afterCursor !== undefined) args.push(`--after-cursor=${input.afterCursor}`);
   else if (input.sinceMs !== undefined) args.push(`--since=@${Math.floor(input.sinceMs / 1000)}`);
-  if (input.identifier) args.push(`SYSLOG_IDENTIFIER=${input.identifier}`);
-  if (input.unit) args.push(`_SYSTEMD_UNIT=${input.unit}`);
+  for (const m of journalMatches(input)) args.push(`${m.field}=${m.value}`);
   return args;
+}
+
+export interface JournalMatch {
+  readonly field: 'SYSLOG_IDENTIFIER' | '_SYSTEMD_UNIT';
+  readonly value: string;
+}
+
+/** The journal field matches for NPD's pluginConfig.source (identifier) and pluginConfig.unit. */
+export function journalMatches(input: {
+  readonly identifier?: string | undefined;
+  readonly unit?: string | undefined;
+}): JournalMatch[] {
+  const matches: JournalMatch[] = [];
+  if (input.identifier) matches.push({ field: 'SYSLOG_IDENTIFIER', value: input.identifier });
+  if (input.unit) matches.push({ field: '_SYSTEMD_UNIT', value: input.unit });
+  return matches;
+}
+
+/**
+ * Whether an entry passes the matches as journalctl applies them: matches on different fields are
+ * ANDed, and an entry without a matched field does not pass.
+ */
+export function passesJournalMatches(
+  matches: readonly JournalMatch[],
+  fields: Readonly<Partial<Record<JournalMatch['field'], string>>>,
+): boolean {
+  return matches.every((m) => fields[m.field] === m.value);
 }
 
 /** The directory operations detection needs, injected for tests. */

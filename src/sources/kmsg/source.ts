@@ -2,10 +2,16 @@ import { join } from 'node:path';
 import type { LogLine } from '../../core/types.ts';
 import type { LogMonitorConfig } from '../../rules/config.ts';
 import type { LogSource, SourceDeps } from '../source.ts';
-import { KmsgReader } from './reader.ts';
+import { KmsgReader, type KmsgReaderOptions } from './reader.ts';
+
+export type KmsgSourceOptions = Pick<KmsgReaderOptions, 'device' | 'fs'>;
 
 /** The kernel ring buffer as a log source. NPD ignores logPath for kmsg; so do we. */
-export function createKmsgSource(config: LogMonitorConfig, deps: SourceDeps): LogSource {
+export function createKmsgSource(
+  config: LogMonitorConfig,
+  deps: SourceDeps,
+  opts: KmsgSourceOptions = {},
+): LogSource {
   let reader: KmsgReader | undefined;
   let deliver: (lines: readonly LogLine[]) => void = () => {};
   const make = () =>
@@ -19,6 +25,7 @@ export function createKmsgSource(config: LogMonitorConfig, deps: SourceDeps): Lo
       uptimePath: join(deps.paths.proc, 'uptime'),
       lookbackMs: config.lookbackMs,
       delayMs: config.delayMs,
+      ...opts,
     });
   return {
     start(onLines) {

@@ -23,7 +23,7 @@ export const ALLOWED: AllowedArrows = {
   events: ['core', 'metrics', 'kube'],
   'events/persist': ['core', 'events', 'kube', 'host'],
   server: ['core'],
-  replay: ['core', 'gocompat', 'config', 'rules', 'sources', 'monitors'],
+  replay: ['core', 'gocompat', 'config', 'host', 'metrics', 'rules', 'sources', 'monitors'],
   agent: [
     'core',
     'gocompat',
