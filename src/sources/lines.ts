@@ -67,15 +67,3 @@ export class LineSplitter {
     return line;
   }
 }
-
-/** Cuts `text` to at most `maxBytes` of UTF-8 without splitting a character. */
-export function truncateUtf8(text: string, maxBytes: number): { text: string; truncated: boolean } {
-  // Every UTF-16 unit encodes to at most 3 bytes, so short strings need no encoding at all.
-  if (text.length * 3 <= maxBytes) return { text, truncated: false };
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return { text, truncated: false };
-  let end = maxBytes;
-  // Step back over continuation bytes (10xxxxxx) to the start of the character that did not fit.
-  while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
-  return { text: bytes.subarray(0, end).toString('utf8'), truncated: true };
-}

@@ -1,8 +1,10 @@
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import { truncateUtf8 } from '../../core/utf8.ts';
 import { goQuote } from '../../gocompat/go-quote.ts';
+import { goTrimSpace } from '../../gocompat/strings.ts';
 import type { ProbeStatus } from '../../rules/probe-engine.ts';
-import { CappedCapture, goTrimSpace, processState, truncateBytes } from './output.ts';
+import { CappedCapture, processState } from './output.ts';
 
 export type SpawnFn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 export type KillFn = (pid: number, signal: NodeJS.Signals) => void;
@@ -170,7 +172,7 @@ class PluginRun {
   private outcome(abandoned: boolean, durationMs: number): PluginOutcome {
     const max = this.command.maxOutputLength;
     const output = goTrimSpace(this.stdout.text());
-    const cut = truncateBytes(output, max);
+    const cut = truncateUtf8(output, max);
     const state = processState(this.exit);
     const common = {
       state,
@@ -201,7 +203,7 @@ class PluginRun {
     if (this.failure === 'timeout') {
       // Like NPD, the timeout text itself is subject to max_output_length.
       const text = `Timeout when running plugin ${goQuote(this.command.path)}: state - ${state}. output - ${goQuote(output)}`;
-      return { ...common, status: 'Unknown', message: truncateBytes(text, max).text, failure: this.failure };
+      return { ...common, status: 'Unknown', message: truncateUtf8(text, max).text, failure: this.failure };
     }
     return { ...common, status: exitStatus(this.exit), message: cut.text };
   }

@@ -42,19 +42,6 @@ export class CappedCapture {
   }
 }
 
-/**
- * The longest prefix of `bytes` that is at most `max` bytes and does not end inside a UTF-8 sequence.
- * NPD slices the Go string at `max` bytes and may split a character; ours is an improvement that keeps
- * condition messages valid UTF-8 (a split character would reach the API server as U+FFFD).
- */
-export function cutUtf8(bytes: Buffer, max: number): Buffer {
-  if (bytes.length <= max) return bytes;
-  let end = max;
-  // Back up over continuation bytes (10xxxxxx) to the start of the character that crosses the cut.
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end);
-}
-
 /** `bytes` without a trailing UTF-8 sequence that was cut short. */
 export function dropPartialTail(bytes: Buffer): Buffer {
   let lead = bytes.length - 1;
@@ -63,26 +50,6 @@ export function dropPartialTail(bytes: Buffer): Buffer {
   if (b === undefined) return bytes;
   const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
   return lead + need > bytes.length ? bytes.subarray(0, lead) : bytes;
-}
-
-/** Truncates text to at most `max` UTF-8 bytes on a character boundary. */
-export function truncateBytes(text: string, max: number): { text: string; truncated: boolean } {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= max) return { text, truncated: false };
-  return { text: cutUtf8(bytes, max).toString('utf8'), truncated: true };
-}
-
-/**
- * Go's strings.TrimSpace: Unicode White_Space at both ends. JS trim() also strips U+FEFF, which Go
- * keeps, so the character class is spelled out.
- */
-export function goTrimSpace(text: string): string {
-  return text.replace(goSpaceEdges(), '');
-}
-
-function goSpaceEdges(): RegExp {
-  const space = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-  return new RegExp(`^${space}+|${space}+$`, 'gu');
 }
 
 const GO_SIGNAL_NAMES: Readonly<Record<string, string>> = {

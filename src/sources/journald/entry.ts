@@ -1,4 +1,4 @@
-import { truncateUtf8 } from '../lines.ts';
+import { truncateUtf8 } from '../../core/utf8.ts';
 
 /**
  * Rules only look at the head of a message, and the rule engine joins up to `bufferSize` messages, so

@@ -6,6 +6,7 @@
  *
  * Pure: no I/O, never throws. Malformed input comes back as an Error so the caller can count it.
  */
+import { goTrimSpace } from '../../gocompat/strings.ts';
 
 export interface KmsgRecord {
   /** The raw prefix, `facility << 3 | level`. */
@@ -33,12 +34,6 @@ const ESCAPE_RUN = /(?:\\x[0-9a-fA-F]{2})+/g;
 /** A record header starts a line: the ABI has at least prio, seq and usec before the flags. */
 const RECORD_START = /^\d+,\d+,\d+[,;]/;
 
-/**
- * Go's unicode.IsSpace set, which NPD's strings.TrimSpace uses: JS white space plus U+0085 (NEL),
- * minus U+FEFF (which Go does not treat as space).
- */
-const GO_SPACE_EDGES = /^(?:[^\S\uFEFF]|\u0085)+|(?:[^\S\uFEFF]|\u0085)+$/g;
-
 export function unescapeKmsg(text: string): string {
   if (!text.includes('\\x')) return text;
   return text.replace(ESCAPE_RUN, (run) => Buffer.from(run.replaceAll('\\x', ''), 'hex').toString('utf8'));
@@ -53,10 +48,6 @@ export function unescapeKmsg(text: string): string {
 export function messageText(text: string): string {
   const decoded = goTrimSpace(unescapeKmsg(text));
   return decoded.includes('\n') ? decoded.replaceAll('\n', '\\x0a') : decoded;
-}
-
-export function goTrimSpace(text: string): string {
-  return text.replace(GO_SPACE_EDGES, '');
 }
 
 /** Wall-clock milliseconds of a record, given the boot time the caller derived from /proc/uptime. */

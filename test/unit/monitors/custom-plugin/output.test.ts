@@ -2,11 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   CappedCapture,
-  cutUtf8,
   dropPartialTail,
-  goTrimSpace,
   processState,
-  truncateBytes,
 } from '../../../../src/monitors/custom-plugin/output.ts';
 
 describe('plugin output handling', () => {
@@ -35,19 +32,6 @@ describe('plugin output handling', () => {
     assert.equal(dropPartialTail(full).toString(), 'a😀');
     for (let n = 2; n < full.length; n++) assert.equal(dropPartialTail(full.subarray(0, n)).toString(), 'a');
     assert.equal(dropPartialTail(Buffer.alloc(0)).length, 0);
-  });
-
-  it('cuts UTF-8 only between characters', () => {
-    const bytes = Buffer.from('aé€😀z');
-    const cuts = [1, 2, 3, 5, 6, 9, 10, 11, 99].map((max) => cutUtf8(bytes, max).toString());
-    assert.deepEqual(cuts, ['a', 'a', 'aé', 'aé', 'aé€', 'aé€', 'aé€😀', 'aé€😀z', 'aé€😀z']);
-    assert.deepEqual(truncateBytes('aé€', 5), { text: 'aé', truncated: true });
-    assert.deepEqual(truncateBytes('aé€', 6), { text: 'aé€', truncated: false });
-  });
-
-  it("trims like Go's TrimSpace: Unicode spaces yes, a byte order mark no", () => {
-    assert.equal(goTrimSpace(' \t\n\v\f\r\u0085\u00a0\u2003x y\u3000\n'), 'x y');
-    assert.equal(goTrimSpace('\ufeffx\ufeff'), '\ufeffx\ufeff');
   });
 
   it("spells process states like Go's ProcessState.String()", () => {

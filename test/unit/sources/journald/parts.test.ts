@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { detectJournalDirectory, journalctlArgs } from '../../../../src/sources/journald/args.ts';
 import { MAX_MESSAGE_BYTES, parseJournalEntry } from '../../../../src/sources/journald/entry.ts';
-import { LineSplitter, type SplitLine, truncateUtf8 } from '../../../../src/sources/lines.ts';
+import { LineSplitter, type SplitLine } from '../../../../src/sources/lines.ts';
 
 describe('journalctlArgs', () => {
   it('follows JSON with --all from the start time, with both matches', () => {
@@ -166,13 +166,5 @@ describe('LineSplitter', () => {
     s.push(Buffer.from('a\nbc'), out);
     assert.deepEqual(s.flush(), { text: 'bc', truncated: false });
     assert.equal(s.pendingBytes, 0);
-  });
-});
-
-describe('truncateUtf8', () => {
-  it('keeps short text and never splits a character', () => {
-    assert.deepEqual(truncateUtf8('abc', 3), { text: 'abc', truncated: false });
-    assert.deepEqual(truncateUtf8('ab✓', 4), { text: 'ab', truncated: true });
-    assert.deepEqual(truncateUtf8('ab✓', 5), { text: 'ab✓', truncated: false });
   });
 });
