@@ -52,3 +52,21 @@ export function deepFreeze<T>(value: T): T {
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** Reports a problem at a path inside the config being checked. */
+export type AddIssue = (path: PropertyKey[], message: string) => void;
+
+/**
+ * The condition types a raw config declares (its `conditions[].type`), reporting each type declared
+ * a second time at that place. Runs on raw input, so it reports alongside the schema's type errors.
+ */
+export function declaredConditions(raw: Record<string, unknown>, add: AddIssue): Set<string> {
+  const declared = new Set<string>();
+  const conditions = Array.isArray(raw.conditions) ? raw.conditions : [];
+  conditions.forEach((c, i) => {
+    if (!isRecord(c) || typeof c.type !== 'string') return;
+    if (declared.has(c.type)) add(['conditions', i, 'type'], `condition "${c.type}" is declared twice`);
+    declared.add(c.type);
+  });
+  return declared;
+}

@@ -1,4 +1,5 @@
 import type { Counter, Registry } from 'prom-client';
+import { backoffMs } from '../core/backoff.ts';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter } from '../core/metrics.ts';
@@ -101,7 +102,7 @@ export class NodeInfo {
   private backoff(retryAfter: number | undefined): number {
     const initial = this.opts.initialBackoffMs ?? NODE_INFO_INITIAL_BACKOFF_MS;
     const max = this.opts.maxBackoffMs ?? NODE_INFO_MAX_BACKOFF_MS;
-    const base = Math.min(max, initial * 2 ** Math.min(this.failures - 1, 30));
+    const base = backoffMs(this.failures, initial, max);
     const jittered = base * (1 + 0.1 * (this.opts.random ?? Math.random)());
     return Math.max(jittered, retryAfter ?? 0);
   }

@@ -1,4 +1,5 @@
 import type { Gauge, Registry } from 'prom-client';
+import { backoffMs } from '../core/backoff.ts';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
@@ -102,7 +103,7 @@ export class MonitorSupervisor {
       e.downSince ??= this.clock.now();
       e.failures++;
       this.failures.inc({ source: e.monitor.source });
-      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_INITIAL_MS * 2 ** (e.failures - 1));
+      const delay = backoffMs(e.failures, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS);
       this.logger.error({ source: e.monitor.source, err, retryInMs: delay }, 'monitor failed to start');
       await e.monitor.stop().catch(() => undefined);
       e.retry = this.clock.setTimeout(() => void this.startEntry(e), delay);

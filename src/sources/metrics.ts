@@ -16,17 +16,32 @@ export interface LogSourceMetrics {
   dropped(reason: DropReason): Inc;
 }
 
+/** npd_log_lines_read_total: every source counts each line it read here, before any filtering. */
+export function linesRead(registry: Registry, source: string): Inc {
+  return sourceCounter(
+    registry,
+    source,
+    'npd_log_lines_read_total',
+    'Log lines read from a log source, before filtering.',
+  );
+}
+
+/** npd_log_lines_malformed_total: lines (kmsg records, journal entries) dropped as unparsable. */
+export function linesMalformed(registry: Registry, source: string): Inc {
+  return sourceCounter(registry, source, 'npd_log_lines_malformed_total', 'Log lines dropped as unparsable.');
+}
+
 export function logSourceMetrics(registry: Registry, source: string): LogSourceMetrics {
-  const bySource = (name: string, help: string): Inc =>
-    counter(registry, { name, help, labelNames: ['source'] }).labels({ source });
   const dropped = counter(registry, {
     name: 'npd_log_lines_dropped_total',
     help: 'Log lines read from a journald or filelog source but not delivered to the rules, by reason.',
     labelNames: ['source', 'reason'],
   });
   return {
-    read: bySource('npd_log_lines_read_total', 'Log lines read from a log source, before filtering.'),
-    truncated: bySource(
+    read: linesRead(registry, source),
+    truncated: sourceCounter(
+      registry,
+      source,
       'npd_log_lines_truncated_total',
       'Log lines delivered cut to the line bound (16 KiB journal messages, 64 KiB file lines).',
     ),

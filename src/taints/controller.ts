@@ -1,4 +1,5 @@
 import type { Counter, Registry } from 'prom-client';
+import { backoffMs } from '../core/backoff.ts';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import { SinkError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
@@ -161,8 +162,8 @@ export class TaintController {
   private onFailure(err: unknown): number {
     this.failures.inc();
     this.failedInARow++;
-    const exp = this.backoffBaseMs * 2 ** Math.min(this.failedInARow - 1, 30);
-    const jittered = Math.min(exp, this.backoffMaxMs) * (1 + 0.2 * this.random());
+    const base = backoffMs(this.failedInARow, this.backoffBaseMs, this.backoffMaxMs);
+    const jittered = base * (1 + 0.2 * this.random());
     const wait = Math.max(jittered, retryAfterOf(err) ?? 0);
     this.notBefore = this.clock.now() + wait;
     this.logger?.warn(

@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import { parseRetryAfter } from '../../kube/errors.ts';
 import { type RawRequest, type RawResponse, send } from '../../kube/http.ts';
 import type { KubeEvent } from '../record/types.ts';
+import { backoffMs, RetrySleeper } from '../../core/backoff.ts';
 import { builtin } from '../../core/builtin.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -105,8 +106,7 @@ export class HttpSink implements PersistSink {
   private readonly outage: OutageLog;
   private readonly random: () => number;
   private readonly maxTries: number;
-  private readonly sleeps = new Set<() => void>();
-  private retrying = true;
+  private readonly sleeper: RetrySleeper;
 
   constructor(opts: HttpSinkOptions, format: HttpFormat) {
     this.opts = opts;
@@ -121,6 +121,7 @@ export class HttpSink implements PersistSink {
     this.metrics = sinkMetrics(opts.registry, this.name);
     this.outage = new OutageLog(opts.logger, { sink: this.name, url: safeUrl(this.url) });
     this.random = opts.random ?? Math.random;
+    this.sleeper = new RetrySleeper(opts.clock);
     this.maxTries = Math.max(1, opts.maxTries ?? HTTP_SINK_DEFAULTS.maxTries);
   }
 
@@ -131,7 +132,7 @@ export class HttpSink implements PersistSink {
       if (outcome.kind === 'ok') return;
       if (outcome.kind === 'rejected') return this.giveUp(event, outcome.why);
       if (tries >= this.maxTries) return this.giveUp(event, 'retry limit reached');
-      if (!(await this.sleep(this.delayAfter(tries, outcome.retryAfterMs)))) {
+      if (!(await this.sleeper.sleep(this.delayAfter(tries, outcome.retryAfterMs)))) {
         return this.giveUp(event, 'shutting down');
       }
       this.metrics.retries.inc({ sink: this.name });
@@ -139,8 +140,7 @@ export class HttpSink implements PersistSink {
   }
 
   stopRetrying(): void {
-    this.retrying = false;
-    for (const wake of [...this.sleeps]) wake();
+    this.sleeper.stop();
   }
 
   async close(): Promise<void> {
@@ -155,7 +155,7 @@ export class HttpSink implements PersistSink {
     }
     const base = this.opts.baseDelayMs ?? HTTP_SINK_DEFAULTS.baseDelayMs;
     const max = this.opts.maxDelayMs ?? HTTP_SINK_DEFAULTS.maxDelayMs;
-    const step = Math.min(max, base * 2 ** (tries - 1));
+    const step = backoffMs(tries, base, max);
     return step / 2 + (step / 2) * this.random();
   }
 
@@ -219,22 +219,5 @@ export class HttpSink implements PersistSink {
       { sink: this.name, url: safeUrl(this.url), event: event.name, reason: event.reason, why },
       `Gave up persisting event to ${this.format.what}`,
     );
-  }
-
-  /** Resolves true when the delay elapsed, false when shutdown cut it short. */
-  private sleep(ms: number): Promise<boolean> {
-    if (!this.retrying) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const wake = () => {
-        timer.cancel();
-        this.sleeps.delete(wake);
-        resolve(false);
-      };
-      const timer = this.opts.clock.setTimeout(() => {
-        this.sleeps.delete(wake);
-        resolve(true);
-      }, ms);
-      this.sleeps.add(wake);
-    });
   }
 }

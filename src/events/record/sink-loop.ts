@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { RetrySleeper } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
 import { SinkError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -58,8 +59,7 @@ export class SinkLoop {
   private readonly sleepMs: number;
   private readonly maxTries: number;
   private watcher: Watcher | undefined;
-  private shuttingDown = false;
-  private abortSleep: (() => void) | undefined;
+  private readonly sleeper: RetrySleeper;
   private flushing: Promise<void> | undefined;
   /** The event whose write is under way, so a grace period that ends mid-request still counts it. */
   private inFlight: KubeEvent | undefined;
@@ -70,6 +70,7 @@ export class SinkLoop {
     this.metrics = recorderMetrics(opts.registry);
     this.correlator = new EventCorrelator({ ...opts.correlator, clock: opts.clock });
     this.random = opts.random ?? Math.random;
+    this.sleeper = new RetrySleeper(opts.clock);
     this.sleepMs = opts.sleepMs ?? DEFAULT_SLEEP_MS;
     this.maxTries = opts.maxTries ?? MAX_TRIES_PER_EVENT;
   }
@@ -101,8 +102,7 @@ export class SinkLoop {
    */
   flush(graceMs: number): Promise<void> {
     if (this.flushing) return this.flushing;
-    this.shuttingDown = true;
-    this.abortSleep?.();
+    this.sleeper.stop();
     const watcher = this.watcher;
     if (!watcher) {
       this.flushing = Promise.resolve();
@@ -141,7 +141,7 @@ export class SinkLoop {
       const outcome = await this.attempt(event, patch);
       if (outcome.done) return;
       if (tries >= this.maxTries) return this.giveUp('retries_exhausted', event);
-      if (!(await this.sleep(this.delayAfter(tries, outcome.retryAfterMs)))) {
+      if (!(await this.sleeper.sleep(this.delayAfter(tries, outcome.retryAfterMs)))) {
         return this.giveUp('shutdown', event);
       }
       this.metrics.retries.inc({ source: this.opts.source });
@@ -211,22 +211,6 @@ export class SinkLoop {
         ? 'Unable to write event (broadcaster is shut down)'
         : 'Unable to write event (retry limit exceeded!)';
     this.opts.logger.error(logFields(event), msg);
-  }
-
-  /** Resolves true when the delay elapsed, false when shutdown cut it short. */
-  private sleep(ms: number): Promise<boolean> {
-    if (this.shuttingDown) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const timer = this.opts.clock.setTimeout(() => {
-        this.abortSleep = undefined;
-        resolve(true);
-      }, ms);
-      this.abortSleep = () => {
-        timer.cancel();
-        this.abortSleep = undefined;
-        resolve(false);
-      };
-    });
   }
 }
 

@@ -5,6 +5,7 @@ import { formatPath } from '../../config/errors.ts';
 import type { ConfigKind } from '../../config/load.ts';
 import {
   conditionFields,
+  declaredConditions,
   deepFreeze,
   goDuration,
   isRecord,
@@ -140,13 +141,7 @@ function crossCheck(raw: unknown, file: string): ConfigIssue[] {
   if (!isRecord(raw)) return []; // The schema already says what the top level should be.
   const issues: ConfigIssue[] = [];
   const add: Add = (path, message) => issues.push({ file, path: formatPath(path), message });
-  const declared = new Set<string>();
-  const conditions = Array.isArray(raw.conditions) ? raw.conditions : [];
-  conditions.forEach((c, i) => {
-    if (!isRecord(c) || typeof c.type !== 'string') return;
-    if (declared.has(c.type)) add(['conditions', i, 'type'], `condition "${c.type}" is declared twice`);
-    declared.add(c.type);
-  });
+  const declared = declaredConditions(raw, add);
   const globalText = isRecord(raw.pluginConfig) ? raw.pluginConfig.timeout : undefined;
   const global = { ms: durationOf(globalText ?? '5s'), text: String(globalText ?? '5s (default)') };
   const rules = Array.isArray(raw.rules) ? raw.rules : [];

@@ -5,6 +5,7 @@ import type { ConfigKind } from '../../config/load.ts';
 import { compileGoLayout } from '../../gocompat/time.ts';
 import {
   conditionFields,
+  declaredConditions,
   deepFreeze,
   goDuration,
   isRecord,
@@ -94,13 +95,7 @@ function crossCheck(raw: unknown, file: string): ConfigIssue[] {
   const add = (path: PropertyKey[], message: string) =>
     issues.push({ file, path: formatPath(path), message });
   checkPluginConfig(raw, add);
-  const declared = new Set<string>();
-  const conditions = Array.isArray(raw.conditions) ? raw.conditions : [];
-  conditions.forEach((c, i) => {
-    if (!isRecord(c) || typeof c.type !== 'string') return;
-    if (declared.has(c.type)) add(['conditions', i, 'type'], `condition "${c.type}" is declared twice`);
-    declared.add(c.type);
-  });
+  const declared = declaredConditions(raw, add);
   const rules = Array.isArray(raw.rules) ? raw.rules : [];
   rules.forEach((r, i) => {
     if (isRecord(r)) checkRule(r, i, declared, add);

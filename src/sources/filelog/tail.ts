@@ -1,4 +1,5 @@
 import { basename, dirname } from 'node:path';
+import { backoffMs } from '../../core/backoff.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { MonitorHealth } from '../../core/types.ts';
@@ -245,7 +246,7 @@ export class FileTail {
     }
     this.failures += 1;
     this.detail = `${this.opts.path}: ${err.message}`;
-    const delayMs = Math.min(RETRY_INITIAL_MS * 2 ** (this.failures - 1), RETRY_MAX_MS);
+    const delayMs = backoffMs(this.failures, RETRY_INITIAL_MS, RETRY_MAX_MS);
     this.opts.logger.warn({ err: err.message, delayMs }, 'following log file failed; retrying');
     return delayMs;
   }

@@ -1,4 +1,5 @@
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
+import { backoffMs } from '../../core/backoff.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { MonitorHealth } from '../../core/types.ts';
@@ -162,7 +163,7 @@ export class JournalFollower {
   private retry(detail: string): void {
     this.detail = detail;
     this.failures += 1;
-    const delayMs = Math.min(RETRY_INITIAL_MS * 2 ** (this.failures - 1), RETRY_MAX_MS);
+    const delayMs = backoffMs(this.failures, RETRY_INITIAL_MS, RETRY_MAX_MS);
     this.opts.onRestart();
     this.opts.logger.warn({ detail, delayMs, failures: this.failures }, 'journal reader down; retrying');
     this.timer = this.opts.clock.setTimeout(() => this.launch(), delayMs);

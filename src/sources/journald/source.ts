@@ -6,7 +6,13 @@ import type { Logger } from '../../core/logger.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
 import type { LogMonitorConfig } from '../../rules/config.ts';
 import type { SplitLine } from '../lines.ts';
-import { type LogSourceMetrics, logSourceMetrics, SampledWarning, sourceCounter } from '../metrics.ts';
+import {
+  type LogSourceMetrics,
+  linesMalformed,
+  logSourceMetrics,
+  SampledWarning,
+  sourceCounter,
+} from '../metrics.ts';
 import type { LogSource, SourceDeps } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';
@@ -81,12 +87,7 @@ class JournaldSource implements LogSource {
     this.opts = opts;
     this.logger = deps.logger.child({ source: config.source, plugin: 'journald' });
     this.metrics = logSourceMetrics(deps.registry, config.source);
-    this.malformed = sourceCounter(
-      deps.registry,
-      config.source,
-      'npd_log_lines_malformed_total',
-      'Log lines dropped as unparsable.',
-    );
+    this.malformed = linesMalformed(deps.registry, config.source);
     this.restarts = sourceCounter(
       deps.registry,
       config.source,

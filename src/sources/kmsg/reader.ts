@@ -1,9 +1,11 @@
 import * as nodeFs from 'node:fs';
 import type { Registry } from 'prom-client';
+import { backoffMs } from '../../core/backoff.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import { counter } from '../../core/metrics.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
+import { linesMalformed, linesRead } from '../metrics.ts';
 import { bootTimeMs, readUptimeMs, startTime, type TextFileReader } from '../start-time.ts';
 import { type KmsgRecord, kmsgTimestampMs, parseKmsgRecord } from './parser.ts';
 
@@ -255,7 +257,7 @@ export class KmsgReader {
     this.detail = `${what}: ${err.message}`;
     this.metrics.restarts.inc();
     this.failures += 1;
-    const delayMs = Math.min(RETRY_INITIAL_MS * 2 ** (this.failures - 1), RETRY_MAX_MS);
+    const delayMs = backoffMs(this.failures, RETRY_INITIAL_MS, RETRY_MAX_MS);
     this.opts.logger.warn({ err: err.message, delayMs }, `kmsg reader failed (${what}); retrying`);
     this.schedule(delayMs);
     return false;
@@ -287,8 +289,8 @@ function createMetrics(registry: Registry, source: string): ReaderMetrics {
     labelNames: ['source', 'reason'],
   });
   return {
-    read: bySource('npd_log_lines_read_total', 'Log lines read from a log source, before filtering.'),
-    malformed: bySource('npd_log_lines_malformed_total', 'Log lines dropped as unparsable.'),
+    read: linesRead(registry, source),
+    malformed: linesMalformed(registry, source),
     lost: bySource(
       'npd_kmsg_records_lost_total',
       'Kernel log records overwritten in the ring buffer, or too large for the read buffer, before being read.',
