@@ -37,8 +37,8 @@ interface Attached {
 
 /**
  * Hangs `sink` off each source's broadcaster. The broadcaster's own watcher only moves events into a
- * queue owned here, which always drops when full: in the broadcaster's 'wait' mode a dead webhook
- * receiver would otherwise stall distribution, and with it the API sink and the recorder.
+ * queue owned here, which always drops when full, so a dead webhook receiver never holds up
+ * distribution, and with it the API sink and the recorder.
  */
 export function persistWatcher(sink: PersistSink, opts: PersistWatcherOptions): ExtraSinkFactory {
   return (broadcaster, source) => {

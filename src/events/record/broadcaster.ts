@@ -5,13 +5,6 @@ import { QueueWatcher, type Watcher, type WatchHandler } from './watcher.ts';
 
 export type { Watcher, WatchHandler } from './watcher.ts';
 
-/**
- * What distribution does when a watcher's queue is full: 'drop' is DropIfChannelFull (the event is lost for
- * that watcher only), 'wait' is WaitIfChannelFull (distribution stalls until the watcher makes room, which
- * backs up the incoming queue and so makes action() wait).
- */
-export type FullChannelBehavior = 'drop' | 'wait';
-
 /** tools/record builds its broadcaster with NewLongQueueBroadcaster(1000, DropIfChannelFull). */
 export const DEFAULT_QUEUE_LENGTH = 1000;
 
@@ -20,7 +13,6 @@ export interface BroadcasterOptions {
   readonly logger: Logger;
   /** The event source this broadcaster serves, used as a metric label. */
   readonly source: string;
-  readonly mode?: FullChannelBehavior;
   readonly incomingLength?: number;
   readonly watcherQueueLength?: number;
 }
@@ -30,23 +22,17 @@ interface Entry<T> {
   readonly event: T;
 }
 
-interface WaitingProducer<T> {
-  readonly event: T;
-  readonly admitted: () => void;
-}
-
 /**
- * apimachinery's watch.Broadcaster: producers put events into one bounded incoming queue, and a single
- * asynchronous loop hands each event, in order, to every watcher's bounded queue.
+ * apimachinery's watch.Broadcaster as tools/record builds it (DropIfChannelFull): producers put events
+ * into one bounded incoming queue, and a single asynchronous loop hands each event, in order, to every
+ * watcher's bounded queue. A full watcher queue loses the event for that watcher only.
  */
 export class Broadcaster<T> {
-  readonly mode: FullChannelBehavior;
   private readonly opts: BroadcasterOptions;
   private readonly metrics: RecorderMetrics;
   private readonly incomingLength: number;
   private readonly watcherQueueLength: number;
   private readonly incoming: Entry<T>[] = [];
-  private readonly producers: WaitingProducer<T>[] = [];
   private readonly watchers = new Set<QueueWatcher<T>>();
   private nextSeq = 0;
   private pumping = false;
@@ -55,7 +41,6 @@ export class Broadcaster<T> {
 
   constructor(opts: BroadcasterOptions) {
     this.opts = opts;
-    this.mode = opts.mode ?? 'drop';
     this.metrics = recorderMetrics(opts.registry);
     this.incomingLength = opts.incomingLength ?? DEFAULT_QUEUE_LENGTH;
     this.watcherQueueLength = opts.watcherQueueLength ?? DEFAULT_QUEUE_LENGTH;
@@ -66,9 +51,9 @@ export class Broadcaster<T> {
     return this.stoppedFlag;
   }
 
-  /** Events waiting for distribution (including blocked action() callers). */
+  /** Events waiting for distribution. */
   queued(): number {
-    return this.incoming.length + this.producers.length;
+    return this.incoming.length;
   }
 
   /** Adds a watcher that sees only events queued after this call, as Go's queued watch marker does. */
@@ -100,22 +85,8 @@ export class Broadcaster<T> {
     return true;
   }
 
-  /** Resolves once the event is in the incoming queue, waiting for room if needed (Go's blocking Action). */
-  action(event: T): Promise<void> {
-    if (this.stoppedFlag) {
-      this.drop('stopped');
-      return Promise.reject(new Error('broadcaster already stopped'));
-    }
-    if (this.producers.length === 0 && this.incoming.length < this.incomingLength) {
-      this.enqueue(event);
-      return Promise.resolve();
-    }
-    return new Promise((admitted) => this.producers.push({ event, admitted }));
-  }
-
   /**
-   * Rejects new actions and watches, distributes everything already queued (including blocked action()
-   * callers, which Go lets finish), then closes every watcher. Resolves when distribution is over; each
+   * Rejects new actions and watches, distributes everything already queued, then closes every watcher. Resolves when distribution is over; each
    * watcher's `done` says when it has drained its own queue.
    */
   shutdown(): Promise<void> {
@@ -130,46 +101,23 @@ export class Broadcaster<T> {
     this.incoming.push({ seq: this.nextSeq++, event });
     if (this.pumping) return;
     this.pumping = true;
-    queueMicrotask(() => void this.pump());
+    queueMicrotask(() => this.pump());
   }
 
-  private async pump(): Promise<void> {
+  private pump(): void {
     for (;;) {
       const entry = this.incoming.shift();
       if (!entry) break;
-      this.admitProducer();
-      const pending = this.distribute(entry);
-      if (pending) await pending;
+      this.distribute(entry);
     }
     this.pumping = false;
     if (this.stoppedFlag) this.closeAll();
   }
 
-  private admitProducer(): void {
-    const producer = this.producers.shift();
-    if (!producer) return;
-    this.incoming.push({ seq: this.nextSeq++, event: producer.event });
-    producer.admitted();
-  }
-
-  /** Synchronous unless a watcher in 'wait' mode is full; then returns the wait. */
-  private distribute(entry: Entry<T>): Promise<void> | undefined {
-    const targets = [...this.watchers].filter((w) => entry.seq >= w.joinedAt);
-    for (let i = 0; i < targets.length; i++) {
-      const watcher = targets[i] as QueueWatcher<T>;
-      if (watcher.offer(entry.event)) continue;
-      if (this.mode === 'drop') {
-        this.drop('watcher', watcher.name);
-        continue;
-      }
-      return this.distributeWaiting(entry.event, targets.slice(i));
-    }
-    return undefined;
-  }
-
-  private async distributeWaiting(event: T, targets: readonly QueueWatcher<T>[]): Promise<void> {
-    for (const watcher of targets) {
-      while (!watcher.offer(event)) await watcher.waitForRoom();
+  private distribute(entry: Entry<T>): void {
+    for (const watcher of this.watchers) {
+      if (entry.seq < watcher.joinedAt || watcher.offer(entry.event)) continue;
+      this.drop('watcher', watcher.name);
     }
   }
 

@@ -1,17 +1,14 @@
 import type { Registry } from 'prom-client';
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
-import { Broadcaster, type FullChannelBehavior, type Watcher } from './broadcaster.ts';
+import { Broadcaster, type Watcher } from './broadcaster.ts';
 import { startLogging, startStructuredLogging } from './log-sinks.ts';
 import { monotonicNanos, type NanoSource } from './names.ts';
 import { EventRecorder } from './recorder.ts';
 import { type SinkLoop, startRecordingToSink } from './sink-loop.ts';
 import type { EventSink, KubeEvent, ObjectRef } from './types.ts';
 
-export { Broadcaster, type FullChannelBehavior } from './broadcaster.ts';
-export { EventCorrelator } from './correlator.ts';
-export { EventRecorder, nodeRef } from './recorder.ts';
-export { SinkLoop, startRecordingToSink } from './sink-loop.ts';
+export { nodeRef } from './recorder.ts';
 
 /** An extra consumer of one source's recorded events (webhook, file), with its own bounded queue. */
 export interface ExtraWatcher {
@@ -37,7 +34,6 @@ export interface EventPipelineOptions {
   readonly host: string;
   /** Event namespace when the node reference has none; default "default". */
   readonly namespace?: string;
-  readonly mode?: FullChannelBehavior;
   /** Uniform in [0, 1), for the first retry sleep's jitter. */
   readonly random?: () => number;
   readonly uuid?: () => string;
@@ -70,7 +66,7 @@ interface SourcePipeline {
 
 function buildSource(opts: EventPipelineOptions, source: string, nanos: NanoSource): SourcePipeline {
   const { clock, registry, logger } = opts;
-  const broadcaster = new Broadcaster<KubeEvent>({ registry, logger, source, mode: opts.mode });
+  const broadcaster = new Broadcaster<KubeEvent>({ registry, logger, source });
   const sinkLoop = opts.sink
     ? startRecordingToSink(broadcaster, {
         source,

@@ -34,7 +34,6 @@ export class QueueWatcher<T> implements Watcher {
   private readonly opts: QueueWatcherOptions<T>;
   private readonly queue: T[] = [];
   private readonly resolveDone: () => void;
-  private roomWaiters: (() => void)[] = [];
   private running = false;
   private closed = false;
   private ended = false;
@@ -65,12 +64,6 @@ export class QueueWatcher<T> implements Watcher {
     return true;
   }
 
-  /** Resolves when the queue has room or the watcher has ended (for WaitIfChannelFull). */
-  waitForRoom(): Promise<void> {
-    if (this.ended || this.queue.length < this.opts.capacity) return Promise.resolve();
-    return new Promise((resolve) => this.roomWaiters.push(resolve));
-  }
-
   /** No more events will be offered; the watcher ends once its queue is drained. */
   close(): void {
     this.closed = true;
@@ -95,7 +88,6 @@ export class QueueWatcher<T> implements Watcher {
   private async run(): Promise<void> {
     while (!this.ended && this.queue.length > 0) {
       const event = this.queue.shift() as T;
-      this.wakeWaiters();
       try {
         await this.opts.handler(event);
       } catch (err) {
@@ -106,16 +98,9 @@ export class QueueWatcher<T> implements Watcher {
     if (this.closed) this.end();
   }
 
-  private wakeWaiters(): void {
-    const waiters = this.roomWaiters;
-    this.roomWaiters = [];
-    for (const wake of waiters) wake();
-  }
-
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.wakeWaiters();
     this.opts.onEnded();
     this.resolveDone();
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareStormWrites, type StormEvent } from '../../../src/events/storm.ts';
+import { compareStormWrites, type StormEvent } from '../../support/event-storm.ts';
 import { NODE } from './record/helpers.ts';
 
 const subject = { node: NODE, source: 'kernel-monitor', host: 'node-1' };

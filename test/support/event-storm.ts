@@ -1,14 +1,14 @@
-import { FakeClock } from '../core/clock.ts';
-import { EventCorrelator } from './record/correlator.ts';
-import { generateEventName, monotonicNanos } from './record/names.ts';
-import type { EventType, KubeEvent, ObjectRef } from './record/types.ts';
+import { FakeClock } from '../../src/core/clock.ts';
+import { EventCorrelator } from '../../src/events/record/correlator.ts';
+import { generateEventName, monotonicNanos } from '../../src/events/record/names.ts';
+import type { EventType, KubeEvent, ObjectRef } from '../../src/events/record/types.ts';
 import {
   FINISH_TIME_MS,
   makeEventsV1Event,
   REFRESH_TIME_MS,
   SeriesCache,
   type SeriesWrite,
-} from './series/events.ts';
+} from '../../src/events/series/events.ts';
 
 /**
  * How many API writes one event storm costs under core/v1 correlation versus events/v1 series, assuming
