@@ -1,5 +1,4 @@
 import type { Gauge, Registry } from 'prom-client';
-import { ConditionAggregator } from '../conditions/aggregate.ts';
 import { allConditionTypes, checkOwners } from '../conditions/owners.ts';
 import type { StartupPlan } from '../conditions/ownership.ts';
 import { ConfigError, formatIssue } from '../config/errors.ts';
@@ -8,8 +7,7 @@ import { ConfigWatcher } from '../config/watch.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
-import type { Condition, Status } from '../core/types.ts';
-import { EventDispatcher } from '../events/dispatcher.ts';
+import type { Condition } from '../core/types.ts';
 import { hostPaths } from '../host/paths.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
@@ -18,6 +16,7 @@ import type { Monitor, MonitorType } from '../monitors/monitor.ts';
 import { MonitorSupervisor } from '../monitors/supervisor.ts';
 import { type Endpoints, HttpServers } from '../server/http.ts';
 import { SourceHub } from '../sources/hub.ts';
+import { ProblemDetector } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import type { Options } from './options.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
@@ -47,14 +46,11 @@ export interface AgentDeps {
 export class Agent {
   private readonly deps: AgentDeps;
   private readonly servers = new HttpServers();
-  private readonly seen = new Map<string, Condition>();
-  private readonly aggregator = new ConditionAggregator();
-  private aggregated: ReadonlySet<string> = new Set();
   private running: RunningMonitor[] = [];
   private monitorDeps: MonitorDeps | undefined;
   private supervisor: MonitorSupervisor | undefined;
   private exporter: Exporter | undefined;
-  private dispatcher: EventDispatcher | undefined;
+  private detector: ProblemDetector | undefined;
   private watcher: ConfigWatcher | undefined;
   private reloads: ReturnType<typeof reloadMetrics> | undefined;
 
@@ -67,12 +63,13 @@ export class Agent {
     registerProcessMetrics(registry, this.deps.processInfo);
     this.createMonitors();
     const exporter = await this.startExporter();
+    const detector = this.detect(exporter);
     this.supervisor = new MonitorSupervisor(
       this.running.map((r) => r.monitor),
       { clock, logger, registry },
     );
     await this.listen();
-    await this.supervisor.start((status) => this.onStatus(status));
+    await this.supervisor.start((status) => detector.onStatus(status));
     this.watchConfig();
     logger.info(
       {
@@ -102,7 +99,7 @@ export class Agent {
       const { issues, aggregated } = checkOwners(next);
       if (issues.length > 0) throw new ConfigError(issues);
       this.running = await applyReload(planReload(this.running, next), this.reloadTarget());
-      this.aggregated = aggregated;
+      this.detector?.setAggregated(aggregated);
       this.exporter?.setConditionTypes?.(allConditionTypes(next));
     } catch (err) {
       const issues = err instanceof ConfigError ? err.issues.map(formatIssue) : [String(err)];
@@ -127,10 +124,8 @@ export class Agent {
   }
 
   private conditionsOf(monitor: Monitor): Condition[] {
-    return [...this.seen.values()].filter((c) => this.owner.get(c.type) === monitor.source);
+    return this.detector?.conditionsOf(monitor.source) ?? [];
   }
-
-  private readonly owner = new Map<string, string>();
 
   private resume(plan: StartupPlan): void {
     for (const r of this.running) r.monitor.restore?.(plan.restore);
@@ -138,7 +133,6 @@ export class Agent {
 
   private createMonitors(): void {
     const { options, clock, registry, logger, configs } = this.deps;
-    this.aggregated = checkOwners(configs).aggregated;
     this.monitorDeps = {
       clock,
       logger,
@@ -162,9 +156,20 @@ export class Agent {
       onStartup: (plan) => this.resume(plan),
     });
     this.exporter = exporter;
-    this.dispatcher = new EventDispatcher(registry);
-    exporter.attachEvents(this.dispatcher);
     return exporter;
+  }
+
+  /** Monitors' statuses go through the detector to the exporter's conditions, taints and events. */
+  private detect(exporter: Exporter): ProblemDetector {
+    const conditions = [(c: Condition) => exporter.conditions.update(c)];
+    const taints = exporter.taints;
+    if (taints) conditions.push((c) => taints.observe(c));
+    this.detector = new ProblemDetector({
+      logger: this.deps.logger,
+      aggregated: checkOwners(this.deps.configs).aggregated,
+      outlets: { conditions, events: (source, events) => exporter.events.dispatch(source, events) },
+    });
+    return this.detector;
   }
 
   private listen(): Promise<void> {
@@ -193,32 +198,6 @@ export class Agent {
       onChange: () => void this.reload(),
     });
     this.watcher.start();
-  }
-
-  private onStatus(status: Status): void {
-    for (const reported of status.conditions) {
-      this.owner.set(reported.type, status.source);
-      const c = this.aggregated.has(reported.type)
-        ? this.aggregator.update(status.source, reported)
-        : reported;
-      const prev = this.seen.get(c.type);
-      if (!prev || prev.status !== c.status || prev.reason !== c.reason) {
-        this.deps.logger.info(
-          {
-            source: status.source,
-            condition: c.type,
-            status: c.status,
-            reason: c.reason,
-            message: c.message,
-          },
-          'condition',
-        );
-      }
-      this.seen.set(c.type, c);
-      this.exporter?.conditions.update(c);
-      this.exporter?.taints?.observe(c);
-    }
-    this.dispatcher?.dispatch(status.source, status.events);
   }
 
   private endpoints(): Endpoints {

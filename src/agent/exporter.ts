@@ -4,7 +4,7 @@ import { KubeNodeStatusWriter } from '../conditions/node-status-writer.ts';
 import { Ownership, type StartupPlan } from '../conditions/ownership.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
-import type { EventDispatcher, RecorderSource } from '../events/dispatcher.ts';
+import { EventDispatcher, type RecorderSource } from '../events/dispatcher.ts';
 import { createPersistSinks, type PersistSinks } from '../events/persist/config.ts';
 import { createEventPipeline, type EventPipelineOptions, nodeRef } from '../events/record/index.ts';
 import { KubeEventSink } from '../events/record/kube-sink.ts';
@@ -44,8 +44,8 @@ export interface Exporter {
   readonly taints?: TaintController;
   /** After a reload: the condition types the agent now owns (dropped ones are deleted on the Node). */
   setConditionTypes?(types: readonly string[]): void;
-  /** Resolves once events can be recorded (the Node UID is known, or there is no cluster). */
-  attachEvents(dispatcher: EventDispatcher): void;
+  /** Takes monitor events; they are recorded once the Node UID is known (at once without a cluster). */
+  readonly events: Pick<EventDispatcher, 'dispatch'>;
   stop(graceMs: number): Promise<void>;
 }
 
@@ -172,6 +172,18 @@ function startConditions(
 function kubeExporter(parts: KubeParts): Exporter {
   const { conditions, ownership, taints } = parts;
   let pipeline: EventOutlet | undefined;
+  const events = new EventDispatcher(parts.deps.registry);
+  // Events wait in the dispatcher until the Node's UID and the watermarks of the last run are known.
+  void parts.startup.then((plan) => {
+    pipeline = apiEvents(parts.deps, parts.client, parts.nodeInfo.uid() ?? '', parts.persist.watchers);
+    events.attach(pipeline, {
+      watermarks: plan?.watermarks,
+      startedAt: parts.startedAt,
+      onRecorded: (source, timestamp) => {
+        if (ownership.advance(source, timestamp)) conditions.requestSync(WATERMARK_SYNC_MS);
+      },
+    });
+  });
   return {
     mode: 'kubernetes',
     conditions,
@@ -180,18 +192,7 @@ function kubeExporter(parts: KubeParts): Exporter {
       conditions.requestSync(0);
     },
     ...(taints ? { taints } : {}),
-    attachEvents(dispatcher) {
-      void parts.startup.then((plan) => {
-        pipeline = apiEvents(parts.deps, parts.client, parts.nodeInfo.uid() ?? '', parts.persist.watchers);
-        dispatcher.attach(pipeline, {
-          watermarks: plan?.watermarks,
-          startedAt: parts.startedAt,
-          onRecorded: (source, timestamp) => {
-            if (ownership.advance(source, timestamp)) conditions.requestSync(WATERMARK_SYNC_MS);
-          },
-        });
-      });
-    },
+    events,
     async stop(graceMs) {
       parts.nodeInfo.stop();
       conditions.stop();
@@ -275,10 +276,12 @@ function standalone(deps: ExporterDeps): Exporter {
     namespace: options.eventNamespace || 'default',
     extraWatchers: persist.watchers,
   });
+  const events = new EventDispatcher(registry);
+  events.attach(pipeline);
   return {
     mode: 'standalone',
     conditions,
-    attachEvents: (dispatcher) => dispatcher.attach(pipeline),
+    events,
     stop: async (graceMs) => {
       await pipeline.shutdown(graceMs);
       await persist.close();

@@ -1,7 +1,7 @@
 /**
  * Many node identities in one process for the scale model. Each identity is the agent's own exporter
  * (createExporter: KubeClient, NodeInfo, ConditionManager with KubeNodeStatusWriter, the recorder
- * pipeline with KubeEventSink) plus an EventDispatcher, fed by a fake kernel monitor instead of real
+ * pipeline with KubeEventSink, the EventDispatcher in front of it), fed by a fake kernel monitor instead of real
  * monitors. Only the monitors are fake: everything that talks to the API server is the shipped code.
  */
 import { join } from 'node:path';
@@ -14,7 +14,6 @@ import { type LoadedConfig, loadConfigs } from '../../src/config/load.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import type { Logger } from '../../src/core/logger.ts';
 import type { Condition, ProblemEvent } from '../../src/core/types.ts';
-import { EventDispatcher } from '../../src/events/dispatcher.ts';
 import type { ControlPlane } from '../e2e/harness/controlplane.ts';
 import { REPO } from '../support/agent-process.ts';
 
@@ -49,7 +48,6 @@ function initialConditions(configs: readonly LoadedConfig[], now: number): Condi
 export interface Identity {
   readonly name: string;
   readonly exporter: Exporter;
-  readonly dispatcher: EventDispatcher;
 }
 
 export interface FleetOptions {
@@ -102,10 +100,8 @@ export async function startFleet(opts: FleetOptions): Promise<Identity[]> {
       logger: opts.logger,
       version: 'scale-bench',
     });
-    const dispatcher = new EventDispatcher(opts.registry);
-    exporter.attachEvents(dispatcher);
     for (const c of initial) exporter.conditions.update(c);
-    fleet.push({ name, exporter, dispatcher });
+    fleet.push({ name, exporter });
   }
   return fleet;
 }
@@ -130,7 +126,7 @@ export function hitKernelError(node: Identity, first: boolean): void {
       message: HUNG,
     });
   }
-  node.dispatcher.dispatch(KERNEL_SOURCE, events);
+  node.exporter.events.dispatch(KERNEL_SOURCE, events);
 }
 
 export async function stopFleet(fleet: readonly Identity[]): Promise<void> {

@@ -1,0 +1,71 @@
+import { ConditionAggregator } from '../conditions/aggregate.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Condition, ProblemEvent, Status } from '../core/types.ts';
+
+/** Where the detector sends what the monitors report. */
+export interface ProblemOutlets {
+  /** Every condition update, once aggregated: the condition manager, the taint controller. */
+  readonly conditions: readonly ((condition: Condition) => void)[];
+  /** Every event, with the source that reported it. */
+  readonly events: (source: string, events: readonly ProblemEvent[]) => void;
+}
+
+export interface ProblemDetectorOptions {
+  readonly logger: Logger;
+  /** Condition types reported by more than one monitor; their statuses are merged first. */
+  readonly aggregated: ReadonlySet<string>;
+  readonly outlets: ProblemOutlets;
+}
+
+/**
+ * NPD's problem detector: statuses come in from every monitor, conditions of types several monitors
+ * report are aggregated, each change is logged once, and conditions and events fan out to the
+ * exporter. It remembers which monitor reported which condition, so a monitor rebuilt on reload can
+ * resume its own conditions.
+ */
+export class ProblemDetector {
+  private readonly logger: Logger;
+  private readonly outlets: ProblemOutlets;
+  private readonly aggregator = new ConditionAggregator();
+  private aggregated: ReadonlySet<string>;
+  private readonly seen = new Map<string, Condition>();
+  private readonly owner = new Map<string, string>();
+
+  constructor(opts: ProblemDetectorOptions) {
+    this.logger = opts.logger;
+    this.outlets = opts.outlets;
+    this.aggregated = opts.aggregated;
+  }
+
+  /** After a reload: the condition types that are now aggregated. */
+  setAggregated(types: ReadonlySet<string>): void {
+    this.aggregated = types;
+  }
+
+  onStatus(status: Status): void {
+    for (const reported of status.conditions) {
+      this.owner.set(reported.type, status.source);
+      const c = this.aggregated.has(reported.type)
+        ? this.aggregator.update(status.source, reported)
+        : reported;
+      this.logChange(status.source, c);
+      this.seen.set(c.type, c);
+      for (const outlet of this.outlets.conditions) outlet(c);
+    }
+    this.outlets.events(status.source, status.events);
+  }
+
+  /** The last conditions the monitor with this source reported. */
+  conditionsOf(source: string): Condition[] {
+    return [...this.seen.values()].filter((c) => this.owner.get(c.type) === source);
+  }
+
+  private logChange(source: string, c: Condition): void {
+    const prev = this.seen.get(c.type);
+    if (prev && prev.status === c.status && prev.reason === c.reason) return;
+    this.logger.info(
+      { source, condition: c.type, status: c.status, reason: c.reason, message: c.message },
+      'condition',
+    );
+  }
+}
