@@ -5,6 +5,21 @@ import type { LogLine, MonitorHealth } from '../core/types.ts';
 import type { HostPaths } from '../host/paths.ts';
 import type { SharedScan } from '../rules/shared-scan.ts';
 
+/**
+ * What a log source reads: the part of a system-log-monitor config that is not rules (the full config
+ * satisfies it, so sources need nothing from rules/ to be configured).
+ */
+export interface LogSourceConfig {
+  /** The file the config came from, for errors. */
+  readonly file: string;
+  /** The monitor's source name: the metric label and log field. */
+  readonly source: string;
+  readonly pluginConfig: Readonly<Record<string, string>>;
+  readonly logPath: string;
+  readonly lookbackMs: number;
+  readonly delayMs: number;
+}
+
 /** What a log source is built with. */
 export interface SourceDeps {
   readonly clock: Clock;

@@ -1,8 +1,7 @@
 import * as nodeFs from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/logger.ts';
-import type { LogMonitorConfig } from '../rules/config.ts';
-import type { SourceDeps } from './source.ts';
+import type { SourceDeps, LogSourceConfig } from './source.ts';
 import { readUptimeMs, startTime, type TextFileReader } from './start-time.ts';
 
 /**
@@ -10,7 +9,7 @@ import { readUptimeMs, startTime, type TextFileReader } from './start-time.ts';
  * lookback bounds the replay: reading a little too much beats not starting at all.
  */
 export function sourceStartTime(
-  config: LogMonitorConfig,
+  config: LogSourceConfig,
   deps: SourceDeps,
   logger: Logger,
   fs: TextFileReader = nodeFs,

@@ -3,10 +3,9 @@ import type { Logger } from '../../core/logger.ts';
 import { counter } from '../../core/metrics.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
 import type { WallZone } from '../../gocompat/time.ts';
-import type { LogMonitorConfig } from '../../rules/config.ts';
 import type { SplitLine } from '../lines.ts';
 import { type LogSourceMetrics, logSourceMetrics, SampledWarning, sourceCounter } from '../metrics.ts';
-import type { LogSource, SourceDeps } from '../source.ts';
+import type { LogSource, SourceDeps, LogSourceConfig } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';
 import { FileTail, type TailEvent } from './tail.ts';
@@ -32,7 +31,7 @@ export interface FilelogSourceOptions {
  * degrades health instead.
  */
 export function createFilelogSource(
-  config: LogMonitorConfig,
+  config: LogSourceConfig,
   deps: SourceDeps,
   opts: FilelogSourceOptions = {},
 ): LogSource {
@@ -43,7 +42,7 @@ export function createFilelogSource(
 }
 
 class FilelogSource implements LogSource {
-  private readonly config: LogMonitorConfig;
+  private readonly config: LogSourceConfig;
   private readonly deps: SourceDeps;
   private readonly opts: FilelogSourceOptions;
   private readonly translator: FileLineTranslator;
@@ -56,7 +55,7 @@ class FilelogSource implements LogSource {
   private startAt = 0;
 
   constructor(
-    config: LogMonitorConfig,
+    config: LogSourceConfig,
     deps: SourceDeps,
     opts: FilelogSourceOptions,
     translator: FileLineTranslator,

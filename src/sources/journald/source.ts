@@ -4,7 +4,6 @@ import { builtin } from '../../core/builtin.ts';
 import type { TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
-import type { LogMonitorConfig } from '../../rules/config.ts';
 import type { SplitLine } from '../lines.ts';
 import {
   type LogSourceMetrics,
@@ -13,7 +12,7 @@ import {
   SampledWarning,
   sourceCounter,
 } from '../metrics.ts';
-import type { LogSource, SourceDeps } from '../source.ts';
+import type { LogSource, SourceDeps, LogSourceConfig } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';
 import { type DirProbe, detectJournalDirectory, journalctlArgs } from './args.ts';
@@ -56,7 +55,7 @@ export function nodeDirProbe(): DirProbe {
  * neither loses nor repeats entries.
  */
 export function createJournaldSource(
-  config: LogMonitorConfig,
+  config: LogSourceConfig,
   deps: SourceDeps,
   opts: JournaldSourceOptions = {},
 ): LogSource {
@@ -64,7 +63,7 @@ export function createJournaldSource(
 }
 
 class JournaldSource implements LogSource {
-  private readonly config: LogMonitorConfig;
+  private readonly config: LogSourceConfig;
   private readonly deps: SourceDeps;
   private readonly opts: JournaldSourceOptions;
   private readonly logger: Logger;
@@ -81,7 +80,7 @@ class JournaldSource implements LogSource {
   /** Until an entry at or after startAt arrives, --since's whole-second rounding is corrected here. */
   private backlog = true;
 
-  constructor(config: LogMonitorConfig, deps: SourceDeps, opts: JournaldSourceOptions) {
+  constructor(config: LogSourceConfig, deps: SourceDeps, opts: JournaldSourceOptions) {
     this.config = config;
     this.deps = deps;
     this.opts = opts;

@@ -1,14 +1,13 @@
 import { join } from 'node:path';
 import type { LogLine } from '../../core/types.ts';
-import type { LogMonitorConfig } from '../../rules/config.ts';
-import type { LogSource, SourceDeps } from '../source.ts';
+import type { LogSource, SourceDeps, LogSourceConfig } from '../source.ts';
 import { KmsgReader, type KmsgReaderOptions } from './reader.ts';
 
 export type KmsgSourceOptions = Pick<KmsgReaderOptions, 'device' | 'fs'>;
 
 /** The kernel ring buffer as a log source. NPD ignores logPath for kmsg; so do we. */
 export function createKmsgSource(
-  config: LogMonitorConfig,
+  config: LogSourceConfig,
   deps: SourceDeps,
   opts: KmsgSourceOptions = {},
 ): LogSource {
