@@ -1,3 +1,4 @@
+import { FakeClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
 import { createRegistry } from '../core/metrics.ts';
 import type { Condition, Status } from '../core/types.ts';
@@ -8,7 +9,6 @@ import type { Monitor } from '../monitors/monitor.ts';
 import { systemLogMonitorType } from '../monitors/system-log/type.ts';
 import type { LogMonitorConfig } from '../rules/config.ts';
 import { SourceHub } from '../sources/hub.ts';
-import { ReplayClock } from './clock.ts';
 import type { ReplayLine } from './parse-input.ts';
 import { ReplayFeed } from './source.ts';
 
@@ -33,7 +33,7 @@ export function replay(
   lines: readonly ReplayLine[],
   startMs: number,
 ): ReplayRecord[] {
-  const clock = new ReplayClock(startMs);
+  const clock = new FakeClock(startMs);
   const feed = new ReplayFeed();
   const registry = createRegistry();
   const deps: MonitorDeps = {

@@ -1,7 +1,7 @@
 import * as nodeFs from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../core/logger.ts';
-import type { SourceDeps, LogSourceConfig } from './source.ts';
+import type { LogSourceConfig, SourceDeps } from './source.ts';
 import { readUptimeMs, startTime, type TextFileReader } from './start-time.ts';
 
 /**

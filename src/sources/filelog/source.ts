@@ -5,7 +5,7 @@ import type { LogLine, MonitorHealth } from '../../core/types.ts';
 import type { WallZone } from '../../gocompat/time.ts';
 import type { SplitLine } from '../lines.ts';
 import { type LogSourceMetrics, logSourceMetrics, SampledWarning, sourceCounter } from '../metrics.ts';
-import type { LogSource, SourceDeps, LogSourceConfig } from '../source.ts';
+import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';
 import { FileTail, type TailEvent } from './tail.ts';

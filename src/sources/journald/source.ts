@@ -12,7 +12,7 @@ import {
   SampledWarning,
   sourceCounter,
 } from '../metrics.ts';
-import type { LogSource, SourceDeps, LogSourceConfig } from '../source.ts';
+import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';
 import { type DirProbe, detectJournalDirectory, journalctlArgs } from './args.ts';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { LogLine } from '../../core/types.ts';
-import type { LogSource, SourceDeps, LogSourceConfig } from '../source.ts';
+import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
 import { KmsgReader, type KmsgReaderOptions } from './reader.ts';
 
 export type KmsgSourceOptions = Pick<KmsgReaderOptions, 'device' | 'fs'>;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ReplayClock } from '../../../src/replay/clock.ts';
+import { FakeClock } from '../../../src/core/clock.ts';
 import { parseReplayInput } from '../../../src/replay/parse-input.ts';
 import { replay } from '../../../src/replay/replay.ts';
 import type { LogMonitorConfig } from '../../../src/rules/config.ts';
@@ -8,9 +8,9 @@ import { logConfig } from '../sources/harness.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
-describe('ReplayClock', () => {
+describe('FakeClock.jumpTo (the replay clock)', () => {
   it('fires a timer due inside a jump once, at the time jumped to, and never runs backwards', () => {
-    const clock = new ReplayClock(T0);
+    const clock = new FakeClock(T0);
     const fired: number[] = [];
     const tick = () => {
       fired.push(clock.now());

@@ -23,6 +23,12 @@ import { HOUR, logConfig, makeDeps, tempDir, waitFor } from './harness.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 const UPTIME = { readFileSync: () => '1000.00 1.00\n' };
+/** filelog lines that start with an RFC 3339 timestamp. */
+const RFC3339_LINES = {
+  timestamp: '^(\\S+) ',
+  message: '^\\S+ (.*)$',
+  timestampFormat: '2006-01-02T15:04:05.999999999Z07:00',
+};
 const FAKE_JOURNALCTL = fileURLToPath(new URL('../../fixtures/journal/fake-journalctl.mjs', import.meta.url));
 
 interface Subject {
@@ -82,11 +88,7 @@ const SUBJECTS: Readonly<Record<string, Make>> = {
       plugin: 'filelog',
       logPath: '/app.log',
       lookbackMs: HOUR,
-      pluginConfig: {
-        timestamp: '^(\\S+) ',
-        message: '^\\S+ (.*)$',
-        timestampFormat: '2006-01-02T15:04:05.999999999Z07:00',
-      },
+      pluginConfig: RFC3339_LINES,
     });
     const source = createFilelogSource(config, makeDeps(clock, root), {
       uptimeFs: UPTIME,
