@@ -21,6 +21,7 @@ import { SourceHub } from '../sources/hub.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import type { Options } from './options.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
+import { createSubsystems, type Subsystems } from './subsystems.ts';
 
 export interface AgentDeps {
   readonly options: Options;
@@ -57,6 +58,7 @@ export class Agent {
   private dispatcher: EventDispatcher | undefined;
   private watcher: ConfigWatcher | undefined;
   private reloads: ReturnType<typeof reloadMetrics> | undefined;
+  private subsystems: Subsystems | undefined;
 
   constructor(deps: AgentDeps) {
     this.deps = deps;
@@ -66,12 +68,14 @@ export class Agent {
     const { clock, registry, logger } = this.deps;
     registerProcessMetrics(registry, this.deps.processInfo);
     this.createMonitors();
+    this.subsystems = createSubsystems(this.deps, (c) => this.exporter?.conditions.update(c));
     const exporter = await this.startExporter();
     this.supervisor = new MonitorSupervisor(
       this.running.map((r) => r.monitor),
       { clock, logger, registry },
     );
     await this.listen();
+    this.subsystems?.reporter.start();
     await this.supervisor.start((status) => this.onStatus(status));
     this.watchConfig();
     logger.info(
@@ -86,6 +90,7 @@ export class Agent {
 
   async stop(graceMs: number): Promise<void> {
     this.watcher?.stop();
+    this.subsystems?.reporter.stop();
     await this.supervisor?.stop();
     await this.exporter?.stop(graceMs);
     await this.servers.close();
@@ -103,7 +108,8 @@ export class Agent {
       if (issues.length > 0) throw new ConfigError(issues);
       this.running = await applyReload(planReload(this.running, next), this.reloadTarget());
       this.aggregated = aggregated;
-      this.exporter?.setConditionTypes?.(allConditionTypes(next));
+      this.subsystems?.configure(next);
+      this.exporter?.setConditionTypes?.(this.ownedTypes(next));
     } catch (err) {
       const issues = err instanceof ConfigError ? err.issues.map(formatIssue) : [String(err)];
       for (const issue of issues)
@@ -134,6 +140,12 @@ export class Agent {
 
   private resume(plan: StartupPlan): void {
     for (const r of this.running) r.monitor.restore?.(plan.restore);
+    this.subsystems?.reporter.restore(plan.restore);
+  }
+
+  /** The problem condition types of the configs, plus the subsystem ones when they are on. */
+  private ownedTypes(configs: readonly LoadedConfig[]): string[] {
+    return [...allConditionTypes(configs), ...(this.subsystems?.types() ?? [])];
   }
 
   private createMonitors(): void {
@@ -158,7 +170,7 @@ export class Agent {
       registry,
       logger,
       version: this.deps.version,
-      conditionTypes: allConditionTypes(configs),
+      conditionTypes: this.ownedTypes(configs),
       onStartup: (plan) => this.resume(plan),
     });
     this.exporter = exporter;
@@ -219,6 +231,7 @@ export class Agent {
       this.exporter?.taints?.observe(c);
     }
     this.dispatcher?.dispatch(status.source, status.events);
+    this.subsystems?.reporter.observe(status);
   }
 
   private endpoints(): Endpoints {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IMPACTS, SUBSYSTEMS } from '../core/types.ts';
 import { parseGoDuration } from '../gocompat/duration.ts';
 import type { ConfigIssue } from './errors.ts';
 import { formatPath } from './errors.ts';
@@ -16,6 +17,12 @@ export const goDuration = z.string().transform((text, ctx) => {
   }
   return ms;
 });
+
+/** Optional subsystem and impact of a file (its default) or of one rule or probe (docs/rules.md). */
+export const healthFields = {
+  subsystem: z.enum(SUBSYSTEMS).optional(),
+  impact: z.enum(IMPACTS).optional(),
+};
 
 /** The fields every monitor kind's `conditions[]` entries share. */
 export const conditionFields = {

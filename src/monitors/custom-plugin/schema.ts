@@ -7,12 +7,14 @@ import {
   conditionFields,
   deepFreeze,
   goDuration,
+  healthFields,
   isRecord,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
+import type { HealthTag } from '../../core/types.ts';
 import type { ConditionConfig, RuleType } from '../../rules/config.ts';
 
-export interface PluginRuleConfig {
+export interface PluginRuleConfig extends HealthTag {
   readonly type: RuleType;
   readonly condition?: string | undefined;
   readonly reason: string;
@@ -27,7 +29,7 @@ export interface PluginRuleConfig {
   readonly invokeIntervalMs: number;
 }
 
-export interface PluginMonitorConfig {
+export interface PluginMonitorConfig extends HealthTag {
   readonly kind: 'custom-plugin';
   readonly file: string;
   readonly plugin: 'custom';
@@ -69,6 +71,7 @@ const rule = z.strictObject({
   args: z.array(z.string()).default([]),
   timeout: positiveDuration.optional(),
   invoke_interval: positiveDuration.optional(),
+  ...healthFields,
 });
 
 const pluginMonitor = z.strictObject({
@@ -78,6 +81,7 @@ const pluginMonitor = z.strictObject({
   metricsReporting: z.boolean().default(true),
   conditions: z.array(condition).default([]),
   rules: z.array(rule).default([]),
+  ...healthFields,
 });
 
 /**
@@ -118,6 +122,8 @@ export function validatePluginMonitor(
     messageChangeUpdates: pc.enable_message_change_based_condition_update,
     skipInitialStatus: pc.skip_initial_status,
     splayMs: pc.splay,
+    subsystem: v.subsystem,
+    impact: v.impact,
     conditions: v.conditions,
     rules: v.rules.map((r) => ({
       type: r.type,
@@ -128,6 +134,8 @@ export function validatePluginMonitor(
       args: r.args,
       timeoutMs: r.timeout ?? pc.timeout,
       invokeIntervalMs: r.invoke_interval ?? pc.invoke_interval,
+      subsystem: r.subsystem,
+      impact: r.impact,
     })),
   };
   return { config: deepFreeze(config), issues: [] };

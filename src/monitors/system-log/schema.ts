@@ -7,6 +7,7 @@ import {
   conditionFields,
   deepFreeze,
   goDuration,
+  healthFields,
   isRecord,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
@@ -44,6 +45,7 @@ const rule = z.strictObject({
   window: goDuration.optional(),
   revertPattern: re2Pattern.optional(),
   severity: z.enum(['info', 'warn']).optional(),
+  ...healthFields,
 });
 
 const logMonitor = z.strictObject({
@@ -58,6 +60,7 @@ const logMonitor = z.strictObject({
   metricsReporting: z.boolean().default(true),
   conditions: z.array(condition).default([]),
   rules: z.array(rule).default([]),
+  ...healthFields,
 });
 
 /** Validates a system-log-monitor config (NPD's JSON or our YAML) and returns it normalised and frozen. */
@@ -81,6 +84,8 @@ export function validateLogMonitor(
     bufferSize: v.bufferSize,
     source: v.source,
     metricsReporting: v.metricsReporting,
+    subsystem: v.subsystem,
+    impact: v.impact,
     conditions: v.conditions.map(({ clearAfter, ...c }) => ({ ...c, clearAfterMs: clearAfter })),
     rules: v.rules.map(({ window, ...r }) => ({ ...r, windowMs: window })),
   };
