@@ -106,12 +106,12 @@ describe('SubsystemTable from the shipped rules', () => {
           source: 's',
           subsystem: 'storage',
           conditions: [],
-          rules: [{ type: 'temporary', reason: 'Disk$1Failed', impact: 'fatal' }],
+          rules: [{ type: 'temporary', reason: 'DiskFailed$1', impact: 'fatal' }],
         },
       },
     ]);
-    assert.equal(table.event('s', 'DisksdaFailed')?.impact, 'fatal');
-    assert.equal(table.event('s', 'DisksdaGone'), undefined);
+    assert.equal(table.event('s', 'DiskFailedSda')?.impact, 'fatal');
+    assert.equal(table.event('s', 'DiskGoneSda'), undefined);
   });
 });
 
