@@ -38,6 +38,8 @@ export interface SubsystemHealthOptions {
   /** Events count for this long after their timestamp (--subsystem-window). */
   readonly windowMs: number;
   readonly nodeName: string;
+  /** Counts events forgotten because too many distinct reasons arrived within one window. */
+  readonly onEvicted?: () => void;
 }
 
 /**
@@ -51,6 +53,7 @@ export class SubsystemHealth {
   private table: SubsystemTable;
   private readonly windowMs: number;
   private readonly nodeName: string;
+  private readonly onEvicted: (() => void) | undefined;
   private readonly conditions = new Map<string, readonly Condition[]>();
   private readonly events = new Map<string, Problem>();
   /** Problems read back from the Node at start-up, held for one window unless seen again. */
@@ -61,6 +64,7 @@ export class SubsystemHealth {
     this.table = opts.table;
     this.windowMs = opts.windowMs;
     this.nodeName = opts.nodeName;
+    this.onEvicted = opts.onEvicted;
   }
 
   /** The condition types this agent owns with the current table. */
@@ -82,7 +86,9 @@ export class SubsystemHealth {
       this.events.delete(key);
       const origin = `event from ${status.source}`;
       this.events.set(key, { ...tag, reason: e.reason, message: e.message, at: e.timestamp, origin });
-      if (this.events.size > MAX_EVENTS) this.events.delete(this.events.keys().next().value as string);
+      if (this.events.size <= MAX_EVENTS) continue;
+      this.events.delete(this.events.keys().next().value as string);
+      this.onEvicted?.();
     }
   }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IMPACTS, SUBSYSTEMS } from '../core/types.ts';
+import { type HealthTag, IMPACTS, SUBSYSTEMS } from '../core/types.ts';
 import { parseGoDuration } from '../gocompat/duration.ts';
 import type { ConfigIssue } from './errors.ts';
 import { formatPath } from './errors.ts';
@@ -23,6 +23,14 @@ export const healthFields = {
   subsystem: z.enum(SUBSYSTEMS).optional(),
   impact: z.enum(IMPACTS).optional(),
 };
+
+/** The declared subsystem and impact, without keys for the undeclared ones. */
+export function healthTag(v: HealthTag): HealthTag {
+  return {
+    ...(v.subsystem !== undefined ? { subsystem: v.subsystem } : {}),
+    ...(v.impact !== undefined ? { impact: v.impact } : {}),
+  };
+}
 
 /** The fields every monitor kind's `conditions[]` entries share. */
 export const conditionFields = {

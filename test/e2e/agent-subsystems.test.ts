@@ -12,6 +12,7 @@ import {
   kmsg,
   marker,
   type NodeConditionJson,
+  nodeConditions,
   shippedRules,
   startAgent,
   waitFor,
@@ -128,13 +129,6 @@ describe('subsystem conditions against a real API server', () => {
     console.log(conditionsExcerpt(await cp.kubectl(['describe', 'node', cp.nodeName])));
   });
 });
-
-async function nodeConditions(cp: ControlPlane): Promise<NodeConditionJson[]> {
-  const node = JSON.parse(await cp.kubectl(['get', 'node', cp.nodeName, '-o', 'json'])) as {
-    status?: { conditions?: NodeConditionJson[] };
-  };
-  return node.status?.conditions ?? [];
-}
 
 /** The Conditions table of `kubectl describe node`, for the test log. */
 function conditionsExcerpt(describe: string): string {

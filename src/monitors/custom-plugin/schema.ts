@@ -8,6 +8,7 @@ import {
   deepFreeze,
   goDuration,
   healthFields,
+  healthTag,
   isRecord,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
@@ -122,8 +123,7 @@ export function validatePluginMonitor(
     messageChangeUpdates: pc.enable_message_change_based_condition_update,
     skipInitialStatus: pc.skip_initial_status,
     splayMs: pc.splay,
-    subsystem: v.subsystem,
-    impact: v.impact,
+    ...healthTag(v),
     conditions: v.conditions,
     rules: v.rules.map((r) => ({
       type: r.type,
@@ -134,8 +134,7 @@ export function validatePluginMonitor(
       args: r.args,
       timeoutMs: r.timeout ?? pc.timeout,
       invokeIntervalMs: r.invoke_interval ?? pc.invoke_interval,
-      subsystem: r.subsystem,
-      impact: r.impact,
+      ...healthTag(r),
     })),
   };
   return { config: deepFreeze(config), issues: [] };

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { type ConfigIssue, formatPath } from '../../config/errors.ts';
 import type { ConfigKind } from '../../config/load.ts';
-import { conditionFields, deepFreeze, goDuration, healthFields, isRecord } from '../../config/schema-kit.ts';
+import {
+  conditionFields,
+  deepFreeze,
+  goDuration,
+  healthFields,
+  healthTag,
+  isRecord,
+} from '../../config/schema-kit.ts';
 import type { HealthTag } from '../../core/types.ts';
 import type { ConditionConfig } from '../../rules/config.ts';
 import type { ProbeKind, ProbeSpec } from './kind.ts';
@@ -105,8 +112,7 @@ export function validateProbeMonitor(
     source: parsed.data.source,
     metricsReporting: parsed.data.metricsReporting,
     splayMs: parsed.data.splay,
-    subsystem: parsed.data.subsystem,
-    impact: parsed.data.impact,
+    ...healthTag(parsed.data),
     conditions,
     probes: built.filter((b) => b.enabled).map((b) => b.spec),
   };
@@ -147,8 +153,7 @@ function buildProbe(
     intervalMs: h.interval ?? defaults.interval,
     timeoutMs: h.timeout ?? defaults.timeout,
     failureThreshold: h.failureThreshold,
-    subsystem: h.subsystem,
-    impact: h.impact,
+    ...healthTag(h),
     options: opts.data,
   };
   checkTimes(spec, i, issues);

@@ -8,6 +8,7 @@ import {
   deepFreeze,
   goDuration,
   healthFields,
+  healthTag,
   isRecord,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
@@ -84,8 +85,7 @@ export function validateLogMonitor(
     bufferSize: v.bufferSize,
     source: v.source,
     metricsReporting: v.metricsReporting,
-    subsystem: v.subsystem,
-    impact: v.impact,
+    ...healthTag(v),
     conditions: v.conditions.map(({ clearAfter, ...c }) => ({ ...c, clearAfterMs: clearAfter })),
     rules: v.rules.map(({ window, ...r }) => ({ ...r, windowMs: window })),
   };
