@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { SubsystemHealth } from '../../../src/conditions/subsystem.ts';
 import { SubsystemReporter } from '../../../src/conditions/subsystem-reporter.ts';
 import { SubsystemTable } from '../../../src/conditions/subsystem-table.ts';
+import { ConfigError, formatIssue } from '../../../src/config/errors.ts';
 import { loadConfigs } from '../../../src/config/load.ts';
 import { FakeClock } from '../../../src/core/clock.ts';
 import type { Condition, Status } from '../../../src/core/types.ts';
@@ -112,6 +113,41 @@ describe('SubsystemTable from the shipped rules', () => {
     ]);
     assert.equal(table.event('s', 'DiskFailedSda')?.impact, 'fatal');
     assert.equal(table.event('s', 'DiskGoneSda'), undefined);
+  });
+});
+
+describe('subsystem and impact fields', () => {
+  it('reject unknown values with the file and the field, in every monitor kind', () => {
+    const files: Record<string, string> = {
+      'log.yaml':
+        'plugin: kmsg\nsource: s\nsubsystem: gpu\nrules:\n  - {type: temporary, reason: R, pattern: x, impact: severe}\n',
+      'plugin.yaml':
+        'plugin: custom\nsource: c\nimpact: bad\nrules:\n  - {type: temporary, reason: R, path: /bin/true, subsystem: disk}\n',
+      'probe.yaml': 'plugin: probe\nsubsystem: net\nprobes:\n  - {kind: fd, impact: high}\n',
+    };
+    let issues: string[] = [];
+    try {
+      loadConfigs(
+        Object.keys(files).map((file) => ({ file })),
+        KINDS,
+        (f) => files[f] as string,
+      );
+    } catch (err) {
+      assert.ok(err instanceof ConfigError);
+      issues = err.issues.map(formatIssue);
+    }
+    for (const want of [
+      'log.yaml: subsystem',
+      'log.yaml: rules[0].impact',
+      'plugin.yaml: impact',
+      'plugin.yaml: rules[0].subsystem',
+      'probe.yaml: subsystem',
+      'probe.yaml: probes[0].impact',
+    ])
+      assert.ok(
+        issues.some((i) => i.startsWith(`${want}:`)),
+        `${want} in ${issues.join(' | ')}`,
+      );
   });
 });
 
