@@ -88,6 +88,8 @@ describe('SubsystemTable from the shipped rules', () => {
 
   it('covers only the subsystems some configured rule watches', () => {
     assert.deepEqual([...shipped('gpu.yaml').covered], ['accelerated-hardware']);
+    assert.deepEqual([...shipped('probes-network.yaml').covered], ['networking']);
+    assert.deepEqual([...shipped('probes.yaml').covered].sort(), ['kernel', 'networking', 'storage']);
     assert.ok(!shipped('kernel.yaml').covered.has('accelerated-hardware'));
   });
 
