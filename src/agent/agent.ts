@@ -7,7 +7,7 @@ import { ConfigWatcher } from '../config/watch.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
-import type { Condition } from '../core/types.ts';
+import type { Condition, Status } from '../core/types.ts';
 import { hostPaths } from '../host/paths.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
@@ -20,6 +20,7 @@ import { ProblemDetector } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import type { Options } from './options.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
+import { createSubsystems, type Subsystems } from './subsystems.ts';
 
 export interface AgentDeps {
   readonly options: Options;
@@ -53,6 +54,7 @@ export class Agent {
   private detector: ProblemDetector | undefined;
   private watcher: ConfigWatcher | undefined;
   private reloads: ReturnType<typeof reloadMetrics> | undefined;
+  private subsystems: Subsystems | undefined;
 
   constructor(deps: AgentDeps) {
     this.deps = deps;
@@ -62,6 +64,7 @@ export class Agent {
     const { clock, registry, logger } = this.deps;
     registerProcessMetrics(registry, this.deps.processInfo);
     this.createMonitors();
+    this.subsystems = createSubsystems(this.deps, (c) => this.exporter?.conditions.update(c));
     const exporter = await this.startExporter();
     const detector = this.detect(exporter);
     this.supervisor = new MonitorSupervisor(
@@ -69,6 +72,7 @@ export class Agent {
       { clock, logger, registry },
     );
     await this.listen();
+    this.subsystems?.reporter.start();
     await this.supervisor.start((status) => detector.onStatus(status));
     this.watchConfig();
     logger.info(
@@ -83,6 +87,7 @@ export class Agent {
 
   async stop(graceMs: number): Promise<void> {
     this.watcher?.stop();
+    this.subsystems?.reporter.stop();
     await this.supervisor?.stop();
     await this.exporter?.stop(graceMs);
     await this.servers.close();
@@ -100,7 +105,8 @@ export class Agent {
       if (issues.length > 0) throw new ConfigError(issues);
       this.running = await applyReload(planReload(this.running, next), this.reloadTarget());
       this.detector?.setAggregated(aggregated);
-      this.exporter?.setConditionTypes?.(allConditionTypes(next));
+      this.subsystems?.configure(next);
+      this.exporter?.setConditionTypes?.(this.ownedTypes(next));
     } catch (err) {
       const issues = err instanceof ConfigError ? err.issues.map(formatIssue) : [String(err)];
       for (const issue of issues)
@@ -129,6 +135,12 @@ export class Agent {
 
   private resume(plan: StartupPlan): void {
     for (const r of this.running) r.monitor.restore?.(plan.restore);
+    this.subsystems?.reporter.restore(plan.restore);
+  }
+
+  /** The problem condition types of the configs, plus the subsystem ones when they are on. */
+  private ownedTypes(configs: readonly LoadedConfig[]): string[] {
+    return [...allConditionTypes(configs), ...(this.subsystems?.types() ?? [])];
   }
 
   private createMonitors(): void {
@@ -152,7 +164,7 @@ export class Agent {
       registry,
       logger,
       version: this.deps.version,
-      conditionTypes: allConditionTypes(configs),
+      conditionTypes: this.ownedTypes(configs),
       onStartup: (plan) => this.resume(plan),
     });
     this.exporter = exporter;
@@ -167,7 +179,11 @@ export class Agent {
     this.detector = new ProblemDetector({
       logger: this.deps.logger,
       aggregated: checkOwners(this.deps.configs).aggregated,
-      outlets: { conditions, events: (source, events) => exporter.events.dispatch(source, events) },
+      outlets: {
+        conditions,
+        events: (source, events) => exporter.events.dispatch(source, events),
+        statuses: this.subsystems ? [(s: Status) => this.subsystems?.reporter.observe(s)] : [],
+      },
     });
     return this.detector;
   }

@@ -8,6 +8,8 @@ export interface ProblemOutlets {
   readonly conditions: readonly ((condition: Condition) => void)[];
   /** Every event, with the source that reported it. */
   readonly events: (source: string, events: readonly ProblemEvent[]) => void;
+  /** Every status as the monitor reported it, before aggregation: the subsystem conditions. */
+  readonly statuses?: readonly ((status: Status) => void)[];
 }
 
 export interface ProblemDetectorOptions {
@@ -53,6 +55,7 @@ export class ProblemDetector {
       for (const outlet of this.outlets.conditions) outlet(c);
     }
     this.outlets.events(status.source, status.events);
+    for (const outlet of this.outlets.statuses ?? []) outlet(status);
   }
 
   /** The last conditions the monitor with this source reported. */

@@ -32,6 +32,9 @@ export interface Options extends EventSinkOptions {
   readonly configReloadMs: number;
   /** --taint-on-condition; empty (the default) keeps the agent report-only. */
   readonly taintOnCondition: readonly TaintRule[];
+  /** --subsystem-conditions: also publish KernelReady, NetworkingReady, ... (docs/rules.md). */
+  readonly subsystemConditions: boolean;
+  readonly subsystemWindowMs: number;
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -74,6 +77,12 @@ export const FLAGS: readonly FlagSpec[] = [
     'taint-on-condition',
     'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)',
   ),
+  B(
+    'subsystem-conditions',
+    'Also publish KernelReady, NetworkingReady, StorageReady, ContainerRuntimeReady, AcceleratedHardwareReady',
+    false,
+  ),
+  D('subsystem-window', 'How long an event keeps its subsystem condition False', '10m'),
   B('version', 'Print the version and exit', false),
   B('help', 'Print this help and exit', false),
   IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
@@ -145,9 +154,16 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     shutdownGraceMs: f.dur('shutdown-grace-period'),
     configReloadMs: f.dur('config-reload-period'),
     taintOnCondition: taints.rules,
+    ...subsystemOptions(f),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
   };
+}
+
+function subsystemOptions(f: FlagReader): Pick<Options, 'subsystemConditions' | 'subsystemWindowMs'> {
+  const windowMs = f.dur('subsystem-window');
+  if (windowMs <= 0) f.errors.push('--subsystem-window must be greater than 0');
+  return { subsystemConditions: f.get('subsystem-conditions') === 'true', subsystemWindowMs: windowMs };
 }
 
 type MonitorOptions = Pick<

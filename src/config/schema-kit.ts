@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type HealthTag, IMPACTS, SUBSYSTEMS } from '../core/types.ts';
 import { parseGoDuration } from '../gocompat/duration.ts';
 import type { ConfigIssue } from './errors.ts';
 import { formatPath } from './errors.ts';
@@ -16,6 +17,20 @@ export const goDuration = z.string().transform((text, ctx) => {
   }
   return ms;
 });
+
+/** Optional subsystem and impact of a file (its default) or of one rule or probe (docs/rules.md). */
+export const healthFields = {
+  subsystem: z.enum(SUBSYSTEMS).optional(),
+  impact: z.enum(IMPACTS).optional(),
+};
+
+/** The declared subsystem and impact, without keys for the undeclared ones. */
+export function healthTag(v: HealthTag): HealthTag {
+  return {
+    ...(v.subsystem !== undefined ? { subsystem: v.subsystem } : {}),
+    ...(v.impact !== undefined ? { impact: v.impact } : {}),
+  };
+}
 
 /** The fields every monitor kind's `conditions[]` entries share. */
 export const conditionFields = {

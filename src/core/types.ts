@@ -14,6 +14,29 @@ export interface Condition {
   readonly message: string;
 }
 
+/** The node subsystem a rule or probe watches; each has one `<Subsystem>Ready` condition. */
+export const SUBSYSTEMS = [
+  'kernel',
+  'networking',
+  'storage',
+  'container-runtime',
+  'accelerated-hardware',
+] as const;
+export type Subsystem = (typeof SUBSYSTEMS)[number];
+
+/**
+ * How bad a problem is for its subsystem: `info` is recorded only, `warning` makes the subsystem
+ * condition False, `fatal` means the node needs a repair or a replacement.
+ */
+export const IMPACTS = ['info', 'warning', 'fatal'] as const;
+export type Impact = (typeof IMPACTS)[number];
+
+/** A rule's or a file's subsystem and impact, as declared (both optional: NPD's files have neither). */
+export interface HealthTag {
+  readonly subsystem?: Subsystem | undefined;
+  readonly impact?: Impact | undefined;
+}
+
 /** `info` becomes a Normal event, `warn` a Warning event. */
 export type Severity = 'info' | 'warn';
 

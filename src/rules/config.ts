@@ -2,7 +2,7 @@
  * The validated, normalised configuration that the rest of the agent consumes. Durations are
  * milliseconds. Objects are frozen after validation.
  */
-import type { Severity } from '../core/types.ts';
+import type { HealthTag, Severity } from '../core/types.ts';
 
 export interface ConditionConfig {
   readonly type: string;
@@ -16,7 +16,7 @@ export interface ConditionConfig {
 
 export type RuleType = 'temporary' | 'permanent';
 
-export interface LogRuleConfig {
+export interface LogRuleConfig extends HealthTag {
   readonly type: RuleType;
   readonly condition?: string | undefined;
   readonly reason: string;
@@ -37,7 +37,7 @@ export interface LogRuleConfig {
 
 export type LogPlugin = 'kmsg' | 'journald' | 'filelog';
 
-export interface LogMonitorConfig {
+export interface LogMonitorConfig extends HealthTag {
   readonly kind: 'system-log';
   /** The file the config came from, for errors and logs. */
   readonly file: string;

@@ -11,6 +11,7 @@ import {
   marker,
   metricValue,
   type NodeConditionJson,
+  nodeConditions,
   shippedRules,
   startAgent,
   waitFor,
@@ -126,13 +127,6 @@ test('standalone: with no cluster config the agent runs and serves /metrics', as
     assert.equal(await agent.stop(), 0);
   }
 });
-
-async function nodeConditions(cp: ControlPlane): Promise<NodeConditionJson[]> {
-  const node = JSON.parse(await cp.kubectl(['get', 'node', cp.nodeName, '-o', 'json'])) as {
-    status?: { conditions?: NodeConditionJson[] };
-  };
-  return node.status?.conditions ?? [];
-}
 
 async function ourEvents(cp: ControlPlane): Promise<KubeEventJson[]> {
   const list = JSON.parse(await cp.kubectl(['get', 'events', '-n', 'default', '-o', 'json'])) as {

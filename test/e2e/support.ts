@@ -65,6 +65,17 @@ export interface NodeConditionJson {
   lastHeartbeatTime?: string;
 }
 
+/** The Node's conditions as `kubectl get node -o json` shows them. */
+export async function nodeConditions(cp: {
+  nodeName: string;
+  kubectl(args: string[]): Promise<string>;
+}): Promise<NodeConditionJson[]> {
+  const node = JSON.parse(await cp.kubectl(['get', 'node', cp.nodeName, '-o', 'json'])) as {
+    status?: { conditions?: NodeConditionJson[] };
+  };
+  return node.status?.conditions ?? [];
+}
+
 /**
  * A TCP pass-through in front of the apiserver that only accepts connections while `open`: what a
  * load balancer health-checking /readyz does for real agents. Without it, a request that lands while a

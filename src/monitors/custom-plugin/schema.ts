@@ -8,12 +8,15 @@ import {
   declaredConditions,
   deepFreeze,
   goDuration,
+  healthFields,
+  healthTag,
   isRecord,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
+import type { HealthTag } from '../../core/types.ts';
 import type { ConditionConfig, RuleType } from '../../rules/config.ts';
 
-export interface PluginRuleConfig {
+export interface PluginRuleConfig extends HealthTag {
   readonly type: RuleType;
   readonly condition?: string | undefined;
   readonly reason: string;
@@ -28,7 +31,7 @@ export interface PluginRuleConfig {
   readonly invokeIntervalMs: number;
 }
 
-export interface PluginMonitorConfig {
+export interface PluginMonitorConfig extends HealthTag {
   readonly kind: 'custom-plugin';
   readonly file: string;
   readonly plugin: 'custom';
@@ -70,6 +73,7 @@ const rule = z.strictObject({
   args: z.array(z.string()).default([]),
   timeout: positiveDuration.optional(),
   invoke_interval: positiveDuration.optional(),
+  ...healthFields,
 });
 
 const pluginMonitor = z.strictObject({
@@ -79,6 +83,7 @@ const pluginMonitor = z.strictObject({
   metricsReporting: z.boolean().default(true),
   conditions: z.array(condition).default([]),
   rules: z.array(rule).default([]),
+  ...healthFields,
 });
 
 /**
@@ -119,6 +124,7 @@ export function validatePluginMonitor(
     messageChangeUpdates: pc.enable_message_change_based_condition_update,
     skipInitialStatus: pc.skip_initial_status,
     splayMs: pc.splay,
+    ...healthTag(v),
     conditions: v.conditions,
     rules: v.rules.map((r) => ({
       type: r.type,
@@ -129,6 +135,7 @@ export function validatePluginMonitor(
       args: r.args,
       timeoutMs: r.timeout ?? pc.timeout,
       invokeIntervalMs: r.invoke_interval ?? pc.invoke_interval,
+      ...healthTag(r),
     })),
   };
   return { config: deepFreeze(config), issues: [] };

@@ -1,12 +1,13 @@
 import type { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
+import type { HealthTag } from '../../core/types.ts';
 import type { DnsLookup } from '../../host/dns.ts';
 import type { HostPaths } from '../../host/paths.ts';
 import type { ConditionConfig, RuleType } from '../../rules/config.ts';
 import type { ProbeResult, ProbeRule } from '../../rules/probe-engine.ts';
 
 /** What one probe entry of a probe-monitor config says, after validation. */
-export interface ProbeSpec<O = unknown> {
+export interface ProbeSpec<O = unknown> extends HealthTag {
   readonly kind: string;
   /** Unique within its config file; the `probe` label of the probe metrics. */
   readonly name: string;

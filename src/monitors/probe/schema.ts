@@ -1,13 +1,21 @@
 import { z } from 'zod';
 import { type ConfigIssue, formatPath } from '../../config/errors.ts';
 import type { ConfigKind } from '../../config/load.ts';
-import { conditionFields, deepFreeze, goDuration, isRecord } from '../../config/schema-kit.ts';
+import {
+  conditionFields,
+  deepFreeze,
+  goDuration,
+  healthFields,
+  healthTag,
+  isRecord,
+} from '../../config/schema-kit.ts';
+import type { HealthTag } from '../../core/types.ts';
 import type { ConditionConfig } from '../../rules/config.ts';
 import type { ProbeKind, ProbeSpec } from './kind.ts';
 import { probeKinds } from './kinds.ts';
 
 /** A validated probe-monitor config. Durations are milliseconds; disabled probes are dropped. */
-export interface ProbeMonitorConfig {
+export interface ProbeMonitorConfig extends HealthTag {
   readonly kind: 'probe';
   readonly file: string;
   readonly source: string;
@@ -29,6 +37,7 @@ const top = z.strictObject({
   timeout: goDuration.default(5_000),
   conditions: z.array(condition).default([]),
   probes: z.array(z.record(z.string(), z.unknown())).min(1),
+  ...healthFields,
 });
 
 /** Keys every probe entry has; everything else belongs to the probe kind's own schema. */
@@ -42,6 +51,7 @@ const common = z.object({
   interval: goDuration.optional(),
   timeout: goDuration.optional(),
   failureThreshold: z.number().int().min(1).default(1),
+  ...healthFields,
 });
 
 const COMMON_KEYS = new Set(Object.keys(common.shape));
@@ -102,6 +112,7 @@ export function validateProbeMonitor(
     source: parsed.data.source,
     metricsReporting: parsed.data.metricsReporting,
     splayMs: parsed.data.splay,
+    ...healthTag(parsed.data),
     conditions,
     probes: built.filter((b) => b.enabled).map((b) => b.spec),
   };
@@ -142,6 +153,7 @@ function buildProbe(
     intervalMs: h.interval ?? defaults.interval,
     timeoutMs: h.timeout ?? defaults.timeout,
     failureThreshold: h.failureThreshold,
+    ...healthTag(h),
     options: opts.data,
   };
   checkTimes(spec, i, issues);

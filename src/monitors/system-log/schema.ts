@@ -8,6 +8,8 @@ import {
   declaredConditions,
   deepFreeze,
   goDuration,
+  healthFields,
+  healthTag,
   isRecord,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
@@ -45,6 +47,7 @@ const rule = z.strictObject({
   window: goDuration.optional(),
   revertPattern: re2Pattern.optional(),
   severity: z.enum(['info', 'warn']).optional(),
+  ...healthFields,
 });
 
 const logMonitor = z.strictObject({
@@ -59,6 +62,7 @@ const logMonitor = z.strictObject({
   metricsReporting: z.boolean().default(true),
   conditions: z.array(condition).default([]),
   rules: z.array(rule).default([]),
+  ...healthFields,
 });
 
 /** Validates a system-log-monitor config (NPD's JSON or our YAML) and returns it normalised and frozen. */
@@ -82,6 +86,7 @@ export function validateLogMonitor(
     bufferSize: v.bufferSize,
     source: v.source,
     metricsReporting: v.metricsReporting,
+    ...healthTag(v),
     conditions: v.conditions.map(({ clearAfter, ...c }) => ({ ...c, clearAfterMs: clearAfter })),
     rules: v.rules.map(({ window, ...r }) => ({ ...r, windowMs: window })),
   };

@@ -147,6 +147,17 @@ describe('parseOptions (NPD flags)', () => {
     assert.equal(errors.length, 4);
   });
 
+  it('keeps subsystem conditions off by default and checks --subsystem-window', () => {
+    const off = parse([]).options;
+    assert.equal(off.subsystemConditions, false);
+    assert.equal(off.subsystemWindowMs, 10 * 60_000);
+    const on = parse(['--subsystem-conditions', '--subsystem-window=90s']);
+    assert.deepEqual(on.errors, []);
+    assert.equal(on.options.subsystemConditions, true);
+    assert.equal(on.options.subsystemWindowMs, 90_000);
+    assert.deepEqual(parse(['--subsystem-window=0']).errors, ['--subsystem-window must be greater than 0']);
+  });
+
   it("rejects a non-integer port, as pflag's int flag does", () => {
     assert.equal(parse(['--port=1.5']).errors.length, 1);
   });

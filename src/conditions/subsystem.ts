@@ -1,0 +1,194 @@
+import { formatRfc3339Seconds } from '../kube/time.ts';
+import type { Condition, Impact, Status, Subsystem } from '../core/types.ts';
+import type { Classification, SubsystemTable } from './subsystem-table.ts';
+
+/** The condition type of each subsystem: the names the EKS node monitoring agent and Karpenter use. */
+export const SUBSYSTEM_CONDITIONS: Readonly<Record<Subsystem, string>> = {
+  kernel: 'KernelReady',
+  networking: 'NetworkingReady',
+  storage: 'StorageReady',
+  'container-runtime': 'ContainerRuntimeReady',
+  'accelerated-hardware': 'AcceleratedHardwareReady',
+};
+
+const HEALTHY_REASONS: Readonly<Record<Subsystem, string>> = {
+  kernel: 'KernelIsHealthy',
+  networking: 'NetworkingIsHealthy',
+  storage: 'StorageIsHealthy',
+  'container-runtime': 'ContainerRuntimeIsHealthy',
+  'accelerated-hardware': 'AcceleratedHardwareIsHealthy',
+};
+
+const RANK: Readonly<Record<Impact, number>> = { info: 0, warning: 1, fatal: 2 };
+/** Distinct (source, reason) events remembered at once; the oldest go first beyond this. */
+const MAX_EVENTS = 1024;
+const MAX_PROBLEM_MESSAGE = 200;
+
+/** One thing currently wrong, from a True problem condition or a recent event. */
+interface Problem extends Classification {
+  readonly reason: string;
+  readonly message: string;
+  /** When it was seen: the condition's transition or the event's timestamp. */
+  readonly at: number;
+  readonly origin: string;
+}
+
+export interface SubsystemHealthOptions {
+  readonly table: SubsystemTable;
+  /** Events count for this long after their timestamp (--subsystem-window). */
+  readonly windowMs: number;
+  readonly nodeName: string;
+  /** Counts events forgotten because too many distinct reasons arrived within one window. */
+  readonly onEvicted?: () => void;
+}
+
+/**
+ * Derives one `<Subsystem>Ready` condition per covered subsystem from the problem conditions and the
+ * events of the last window. The worst impact wins: `warning` and `fatal` make it False, `info` never
+ * does. The reason is the deciding problem's reason, the message starts with its impact ("fatal: ...").
+ * lastTransitionTime moves only when the status flips, so a repair controller's toleration counts
+ * from the moment the subsystem went bad. Pure and synchronous: time is passed in.
+ */
+export class SubsystemHealth {
+  private table: SubsystemTable;
+  private readonly windowMs: number;
+  private readonly nodeName: string;
+  private readonly onEvicted: (() => void) | undefined;
+  private readonly conditions = new Map<string, readonly Condition[]>();
+  private readonly events = new Map<string, Problem>();
+  /** Problems read back from the Node at start-up, held for one window unless seen again. */
+  private readonly restored = new Map<Subsystem, { condition: Condition; until: number }>();
+  private readonly last = new Map<Subsystem, Condition>();
+
+  constructor(opts: SubsystemHealthOptions) {
+    this.table = opts.table;
+    this.windowMs = opts.windowMs;
+    this.nodeName = opts.nodeName;
+    this.onEvicted = opts.onEvicted;
+  }
+
+  /** The condition types this agent owns with the current table. */
+  types(): string[] {
+    return [...this.table.covered].map((s) => SUBSYSTEM_CONDITIONS[s]);
+  }
+
+  configure(table: SubsystemTable): void {
+    this.table = table;
+  }
+
+  /** Folds one monitor status in: its full condition list replaces the previous one. */
+  observe(status: Status): void {
+    this.conditions.set(status.source, status.conditions);
+    for (const e of status.events) {
+      const tag = this.table.event(status.source, e.reason);
+      if (!tag) continue;
+      const key = `${status.source}\u0000${e.reason}`;
+      this.events.delete(key);
+      const origin = `event from ${status.source}`;
+      this.events.set(key, { ...tag, reason: e.reason, message: e.message, at: e.timestamp, origin });
+      if (this.events.size <= MAX_EVENTS) continue;
+      this.events.delete(this.events.keys().next().value as string);
+      this.onEvicted?.();
+    }
+  }
+
+  /**
+   * Resumes from the Node's own subsystem conditions after a restart: their transition times are
+   * kept, and a False one stays False for one window (the events behind it are not replayed).
+   */
+  restore(conditions: readonly Condition[], now: number): void {
+    for (const [subsystem, type] of Object.entries(SUBSYSTEM_CONDITIONS) as [Subsystem, string][]) {
+      const c = conditions.find((x) => x.type === type);
+      if (!c) continue;
+      this.last.set(subsystem, c);
+      if (c.status === 'False') this.restored.set(subsystem, { condition: c, until: now + this.windowMs });
+    }
+  }
+
+  /** The current value of every covered subsystem condition. */
+  evaluate(now: number): Condition[] {
+    this.expire(now);
+    const problems = this.problems();
+    return [...this.table.covered].map((subsystem) => {
+      const worst = pickWorst(problems.filter((p) => p.subsystem === subsystem));
+      const next = this.render(subsystem, worst, now);
+      this.last.set(subsystem, next);
+      return next;
+    });
+  }
+
+  /** When the next event or restored problem leaves the window: worth evaluating again then. */
+  nextExpiry(): number | undefined {
+    const times = [
+      ...[...this.events.values()].map((e) => e.at + this.windowMs),
+      ...[...this.restored.values()].map((r) => r.until),
+    ];
+    return times.length > 0 ? Math.min(...times) : undefined;
+  }
+
+  private expire(now: number): void {
+    for (const [key, e] of this.events) if (e.at + this.windowMs <= now) this.events.delete(key);
+    for (const [s, r] of this.restored) if (r.until <= now) this.restored.delete(s);
+  }
+
+  private problems(): Problem[] {
+    const out: Problem[] = [];
+    for (const [source, list] of this.conditions) {
+      for (const c of list) {
+        if (c.status !== 'True') continue;
+        const tag = this.table.condition(source, c.type, c.reason);
+        if (tag)
+          out.push({
+            ...tag,
+            reason: c.reason,
+            message: c.message,
+            at: c.transition,
+            origin: `${c.type}=True`,
+          });
+      }
+    }
+    out.push(...this.events.values());
+    for (const [subsystem, r] of this.restored) {
+      const impact: Impact = r.condition.message.startsWith('fatal:') ? 'fatal' : 'warning';
+      out.push({ subsystem, impact, reason: r.condition.reason, message: '', at: -1, origin: 'restored' });
+    }
+    return out;
+  }
+
+  private render(subsystem: Subsystem, worst: Problem | undefined, now: number): Condition {
+    const type = SUBSYSTEM_CONDITIONS[subsystem];
+    const prev = this.last.get(subsystem);
+    const status = worst ? 'False' : 'True';
+    const transition = prev && prev.status === status ? prev.transition : now;
+    if (!worst) {
+      const message = `no warning or fatal problem in the last ${formatWindow(this.windowMs)}`;
+      return { type, status, transition, reason: HEALTHY_REASONS[subsystem], message };
+    }
+    if (worst.origin === 'restored') {
+      const kept = this.restored.get(subsystem)?.condition;
+      if (kept) return { ...kept, transition };
+    }
+    const since = formatRfc3339Seconds(transition);
+    const what = truncate(worst.message, MAX_PROBLEM_MESSAGE);
+    const message = `${worst.impact}: ${what} (${worst.origin}); unhealthy since ${since}; details: kubectl events --for node/${this.nodeName}`;
+    return { type, status, transition, reason: worst.reason, message };
+  }
+}
+
+/** Worst impact first; among equals the oldest, so a stream of new events does not flip the reason. */
+function pickWorst(problems: readonly Problem[]): Problem | undefined {
+  let best: Problem | undefined;
+  for (const p of problems) {
+    if (RANK[p.impact] < RANK.warning) continue;
+    if (!best || RANK[p.impact] > RANK[best.impact] || (p.impact === best.impact && p.at < best.at)) best = p;
+  }
+  return best;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 3)}...`;
+}
+
+function formatWindow(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`;
+}
