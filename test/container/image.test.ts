@@ -1,0 +1,103 @@
+// What the built image holds (test/container/build-image.sh), checked inside it with its own Node:
+// /app has only the runtime files, no dev-only package and no @kubernetes/client-node, the native
+// addons and every external module of the bundle load, journalctl and tini run, and --version names
+// the commit and build date the build baked in.
+//   npm run test:container        (builds the image first)
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { ROOT } from '../deploy/support.ts';
+import { containerSkip, IMAGE, imageExists } from './podman.ts';
+
+const skip = containerSkip();
+
+/** Runs `entrypoint args...` (default: the image's ENTRYPOINT) in a throw-away container; returns stdout. */
+function inImage(entrypoint: string | undefined, args: readonly string[]): string {
+  return execFileSync(
+    'podman',
+    [
+      'run',
+      '--rm',
+      '--pull=never',
+      '--runtime=runc',
+      '--ulimit=nofile=20000:20000',
+      '--ulimit=nproc=4096:4096',
+      '--network=none',
+      ...(entrypoint ? [`--entrypoint=${entrypoint}`] : []),
+      IMAGE,
+      ...args,
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+}
+
+const nodeEval = (code: string): string => inImage('node', ['--input-type=module', '-e', code]);
+
+describe('the built image', { skip }, () => {
+  test('exists', () => assert.ok(imageExists(), `${IMAGE}: run test/container/build-image.sh`));
+
+  test('/app holds package.json, production node_modules, dist and rules; no dev-only package', () => {
+    assert.deepEqual(inImage('ls', ['/app']).trim().split('\n'), [
+      'dist',
+      'node_modules',
+      'package.json',
+      'rules',
+    ]);
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean }>;
+    };
+    const devOnly = Object.entries(lock.packages)
+      .filter(([p, v]) => v.dev === true && p.startsWith('node_modules/'))
+      .map(([p]) => p);
+    assert.ok(devOnly.length > 0, 'the lockfile marks dev-only packages');
+    const present = nodeEval(
+      `import { existsSync } from 'node:fs';
+       const paths = ${JSON.stringify([...devOnly, 'node_modules/@kubernetes/client-node'])};
+       process.stdout.write(JSON.stringify(paths.filter((p) => existsSync('/app/' + p))));`,
+    );
+    assert.deepEqual(JSON.parse(present), [], 'dev-only packages and client-node are not in the image');
+    const rules = inImage('ls', ['/app/rules']).trim().split('\n');
+    assert.deepEqual(
+      rules,
+      execFileSync('ls', [join(ROOT, 'rules')], { encoding: 'utf8' })
+        .trim()
+        .split('\n'),
+    );
+  });
+
+  test('re2 (stripped, without its build tree), koffi and every external of the bundle load', () => {
+    const out = nodeEval(
+      `import { readFileSync, readdirSync } from 'node:fs';
+       import { createRequire } from 'node:module';
+       const require = createRequire('/app/dist/main.js');
+       const RE2 = require('re2');
+       const ok = new RE2('a(b+)c').exec('xabbbc')[1] === 'bbb';
+       const pkg = JSON.parse(readFileSync('/app/package.json', 'utf8'));
+       for (const dep of Object.keys(pkg.dependencies)) require(dep);
+       process.stdout.write(JSON.stringify({ ok, build: readdirSync('/app/node_modules/re2/build/Release') }));`,
+    );
+    assert.deepEqual(JSON.parse(out), { ok: true, build: ['re2.node'] });
+  });
+
+  test('journalctl and tini run', () => {
+    assert.match(inImage('journalctl', ['--version']), /^systemd \d+/);
+    assert.match(inImage('/usr/bin/tini', ['--version']), /tini version/);
+  });
+
+  test('--version names the package version, the commit and the build date', () => {
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string })
+      .version;
+    const out = inImage(undefined, ['--version']).trim();
+    const head = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short=12', 'HEAD'], {
+      encoding: 'utf8',
+    }).trim();
+    assert.match(
+      out,
+      new RegExp(
+        `^node-problem-detector ${version.replaceAll('.', '\\.')} \\(commit ${head}, built \\d{4}-\\d\\d-\\d\\dT`,
+      ),
+    );
+  });
+});
