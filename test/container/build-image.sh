@@ -55,6 +55,7 @@ make_slim() {
   debootstrap --variant=minbase "$suite" "$root" "$(mirror)" >"$work/debootstrap.log" 2>&1 \
     || { tail -n 20 "$work/debootstrap.log" >&2; exit 1; }
   slim_dpkg_cfg >"$root/etc/dpkg/dpkg.cfg.d/docker"
+  slim_apt_cfg >"$root/etc/apt/apt.conf.d/docker-clean"
   find "$root/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -delete
   find "$root/usr/share/doc" -mindepth 1 -type d -empty -delete
   rm -rf "$root"/usr/share/{man,groff,info,lintian,linda}/* "$root"/var/lib/apt/lists/* \
@@ -68,6 +69,16 @@ make_slim() {
   buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd bash "$c"
   buildah commit --quiet --rm "$c" "$slim_ref" >/dev/null
   rm -f "$work/rootfs-$suite.tar"
+}
+
+# The official images' apt settings: no package caches left in a layer.
+slim_apt_cfg() {
+  cat <<'CFG'
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+CFG
 }
 
 npm_pack() { # package@version -> path of its tarball in $work

@@ -70,11 +70,15 @@ function ignored(patterns: readonly string[], path: string): boolean {
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 const { args, stages } = parseDockerfile(dockerfile);
 const build = stages.find((s) => s.name === 'build');
+const rootfs = stages.find((s) => s.name === 'rootfs');
 const runtime = stages.at(-1);
 
 describe('Dockerfile', () => {
-  test('two stages: the exactly pinned Node 24 bookworm build image (the .ci/node24.sh version), bookworm-slim', () => {
-    assert.equal(stages.length, 2);
+  test('stages: build on the exactly pinned Node 24 bookworm image (the .ci/node24.sh version), rootfs, scratch', () => {
+    assert.deepEqual(
+      stages.map((s) => s.name),
+      ['build', 'rootfs', 'runtime'],
+    );
     const version = args.get('NODE_VERSION');
     assert.ok(version, 'ARG NODE_VERSION');
     assert.match(version, /^24\.\d+\.\d+$/, 'an exact Node 24 version');
@@ -82,9 +86,10 @@ describe('Dockerfile', () => {
     assert.equal(version, ci?.[1], 'same Node as CI');
     const ref = ['$', '{NODE_VERSION}'].join(''); // the Dockerfile's literal build argument reference
     assert.equal(build?.from, `node:${ref}-bookworm`);
-    assert.equal(runtime?.name, 'runtime');
-    // The runtime runs the build stage's Node binary: no npm, no headers (docs/install.md, image size).
-    assert.equal(runtime?.from, 'debian:bookworm-slim');
+    // The runtime runs the build stage's Node binary on files picked from bookworm-slim: no npm, no
+    // headers, no package manager (docs/install.md, Size).
+    assert.equal(rootfs?.from, 'debian:bookworm-slim');
+    assert.equal(runtime?.from, 'scratch');
     assert.doesNotMatch(
       dockerfile,
       /^FROM\s+\S*(@sha256:|:latest\b)/im,
@@ -130,21 +135,28 @@ describe('Dockerfile', () => {
     assert.equal(entry.length, 1);
     assert.deepEqual(JSON.parse(entry[0]!.args), ['/usr/bin/tini', '--', 'node', '/app/dist/main.js']);
     assert.ok(!ins.some((i) => i.op === 'CMD'), 'no CMD: the DaemonSet passes args');
-    const apt = ins.find((i) => i.op === 'RUN' && i.args.includes('apt-get install'));
+    const apt = rootfs!.instructions.find((i) => i.op === 'RUN' && i.args.includes('apt-get install'));
     assert.match(apt?.args ?? '', /\stini(\s|$)/);
     assert.match(apt?.args ?? '', /\slibsystemd-shared(\s|$)/, 'the library journalctl links');
     assert.match(
       apt?.args ?? '',
-      /install -m 0755 \S+ \/usr\/bin\/journalctl/,
+      /install -m 0755 .+ \/usr\/bin\/journalctl/,
       'journalctl for the journald monitors',
     );
+    const pick = rootfs!.instructions.find((i) => i.op === 'RUN' && i.args.includes('ldd'));
     assert.match(
-      apt?.args ?? '',
-      /cp --remove-destination \S+ \/etc\/localtime/,
+      pick?.args ?? '',
+      /cp \/usr\/share\/zoneinfo\/Etc\/UTC \$r\/etc\/localtime/,
       '/etc/localtime is a file the host one can be mounted over',
     );
+    for (const bin of ['/usr/local/bin/node', '/usr/bin/journalctl', '/usr/bin/tini', '/usr/bin/dash'])
+      assert.ok(pick?.args.includes(bin), `the libraries ${bin} links are picked`);
+    assert.deepEqual(
+      ins.filter((i) => i.op === 'COPY' && i.args.includes('--from=rootfs')).map((i) => i.args),
+      ['--from=rootfs /rootfs/ /'],
+    );
     const copies = ins
-      .filter((i) => i.op === 'COPY')
+      .filter((i) => i.op === 'COPY' && !i.args.includes('--from=rootfs'))
       .map((i) =>
         i.args
           .split(' ')

@@ -180,7 +180,7 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     };
     const rejected = await dryRun([pod as unknown as Doc]);
     assert.notEqual(rejected.code, 0, 'the pod the DaemonSet controller would create is refused');
-    assert.match(rejected.stderr, /violates PodSecurity "baseline:latest": privileged/);
+    assert.match(rejected.stderr, /violates PodSecurity "baseline:latest": .*privileged \(container/);
     await cp.kubectl(
       ['label', '--overwrite', 'namespace', ns, 'pod-security.kubernetes.io/enforce=privileged'],
       {
