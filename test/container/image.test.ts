@@ -4,8 +4,9 @@
 // the commit and build date the build baked in.
 //   npm run test:container        (builds the image first)
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ROOT } from '../deploy/support.ts';
@@ -14,21 +15,20 @@ import { containerSkip, IMAGE, imageExists } from './podman.ts';
 const skip = containerSkip();
 
 /** Runs `entrypoint args...` (default: the image's ENTRYPOINT) in a throw-away container; returns stdout. */
+const RUN = [
+  'run',
+  '--rm',
+  '--pull=never',
+  '--runtime=runc',
+  '--ulimit=nofile=20000:20000',
+  '--ulimit=nproc=4096:4096',
+  '--network=none',
+];
+
 function inImage(entrypoint: string | undefined, args: readonly string[]): string {
   return execFileSync(
     'podman',
-    [
-      'run',
-      '--rm',
-      '--pull=never',
-      '--runtime=runc',
-      '--ulimit=nofile=20000:20000',
-      '--ulimit=nproc=4096:4096',
-      '--network=none',
-      ...(entrypoint ? [`--entrypoint=${entrypoint}`] : []),
-      IMAGE,
-      ...args,
-    ],
+    [...RUN, ...(entrypoint ? [`--entrypoint=${entrypoint}`] : []), IMAGE, ...args],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );
 }
@@ -103,5 +103,33 @@ describe('the built image', { skip }, () => {
         `^node-problem-detector ${version.replaceAll('.', '\\.')} \\(commit ${head}, built \\d{4}-\\d\\d-\\d\\dT`,
       ),
     );
+  });
+
+  test('an exec kubeconfig user fails at start, saying how to add client-node', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'npd-ct-kc-'));
+    try {
+      const user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } };
+      const kubeconfig = {
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'eks', user }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'eks' } }],
+        'current-context': 'x',
+      };
+      writeFileSync(join(dir, 'config'), JSON.stringify(kubeconfig));
+      const r = spawnSync(
+        'podman',
+        [...RUN, `--volume=${dir}:/kc:ro`, IMAGE, '--kubeconfig=/kc/config', '--hostname-override=n1'],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
+      assert.notEqual(r.status, 0, r.stdout);
+      assert.match(
+        r.stdout + r.stderr,
+        /user "eks" uses exec, which needs @kubernetes\/client-node; it is not installed.*npm install @kubernetes\/client-node@/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

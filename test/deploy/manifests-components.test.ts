@@ -5,7 +5,7 @@
 //   node --import tsx --test test/deploy/manifests-components.test.ts
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseOptions } from '../../src/config/options.ts';
+import { parseOptions } from '../../src/agent/options.ts';
 import {
   agentContainer,
   configMapData,
