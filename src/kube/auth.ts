@@ -92,8 +92,9 @@ export function pluginAuth(server: string, user: PluginUser, isInstalled = insta
     throw new Error(
       `kubeconfig user "${user.name}" uses ${kind}, which needs ${CLIENT_NODE}; it is not installed ` +
         `(the image leaves it out: in-cluster config and token or certificate users do not need it). ` +
-        `Install it next to the agent (in the image: a layer that runs ` +
-        `\`npm install ${CLIENT_NODE}@${CLIENT_NODE_VERSION}\` in /app), or use another kubeconfig user`,
+        `Add it to the agent's node_modules (for the image: \`npm install ${CLIENT_NODE}@${CLIENT_NODE_VERSION}\` ` +
+        'in a stage with npm, copied into /app/node_modules of an image built FROM it; docs/install.md), ' +
+        'or use another kubeconfig user',
     );
   }
   let headersOf: Promise<() => Promise<Record<string, string>>> | undefined;

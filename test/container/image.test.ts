@@ -5,25 +5,17 @@
 //   npm run test:container        (builds the image first)
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ROOT } from '../deploy/support.ts';
-import { containerSkip, IMAGE, imageExists } from './podman.ts';
+import { containerSkip, IMAGE, imageExists, RUNTIME_FLAGS } from './podman.ts';
 
 const skip = containerSkip();
 
 /** Runs `entrypoint args...` (default: the image's ENTRYPOINT) in a throw-away container; returns stdout. */
-const RUN = [
-  'run',
-  '--rm',
-  '--pull=never',
-  '--runtime=runc',
-  '--ulimit=nofile=20000:20000',
-  '--ulimit=nproc=4096:4096',
-  '--network=none',
-];
+const RUN = ['run', '--rm', '--pull=never', ...RUNTIME_FLAGS, '--network=none'];
 
 function inImage(entrypoint: string | undefined, args: readonly string[]): string {
   return execFileSync(
@@ -117,7 +109,8 @@ describe('the built image', { skip }, () => {
         contexts: [{ name: 'x', context: { cluster: 'c', user: 'eks' } }],
         'current-context': 'x',
       };
-      writeFileSync(join(dir, 'config'), JSON.stringify(kubeconfig));
+      writeFileSync(join(dir, 'config'), JSON.stringify(kubeconfig), { mode: 0o644 });
+      chmodSync(dir, 0o755); // the image's default user is uid 1000
       const r = spawnSync(
         'podman',
         [...RUN, `--volume=${dir}:/kc:ro`, IMAGE, '--kubeconfig=/kc/config', '--hostname-override=n1'],

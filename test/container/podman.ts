@@ -3,25 +3,17 @@
 // default rlimits cannot be set: explicit, lower ones are (/work/shared/reference/container-image.md).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { which } from '../deploy/sandbox.ts';
 import { waitFor } from '../support/agent-process.ts';
 
 export const IMAGE = process.env.NPD_IMAGE ?? 'localhost/node-problem-detector:ci';
-const RUNTIME_FLAGS = ['--runtime=runc', '--ulimit=nofile=20000:20000', '--ulimit=nproc=4096:4096'];
-
-function has(cmd: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const RUNTIME_FLAGS = ['--runtime=runc', '--ulimit=nofile=20000:20000', '--ulimit=nproc=4096:4096'];
 
 /** Why containers cannot run here, or false. A missing image is a failure, not a reason to skip. */
 export function containerSkip(): string | false {
   if (process.platform !== 'linux') return 'Linux only';
   if (process.getuid?.() !== 0) return 'needs root (podman with host devices and mounts)';
-  for (const cmd of ['podman', 'runc', 'skopeo']) if (!has(cmd)) return `${cmd} not found`;
+  for (const cmd of ['podman', 'runc', 'skopeo']) if (!which(cmd)) return `${cmd} not found`;
   return false;
 }
 

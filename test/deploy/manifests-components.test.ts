@@ -32,7 +32,7 @@ describe('deploy/components: monitor components', { skip }, () => {
   const base = skip ? { systemLog: [], probe: [] } : monitors(renderBase());
 
   const cases: [string, { systemLog?: string[]; probe?: string[] }][] = [
-    ['journald', { systemLog: ['/config/containerd.yaml', '/config/systemd.yaml'] }],
+    ['journald', { systemLog: ['/config/containerd.yaml', '/config/systemd.yaml', '/config/kubelet.yaml'] }],
     ['gpu', { systemLog: ['/config/gpu.yaml'] }],
     ['node-probes', { probe: ['/config/probes-node.yaml'] }],
   ];
@@ -64,7 +64,7 @@ describe('deploy/components: monitor components', { skip }, () => {
   test('all three together keep every monitor of each', () => {
     const got = monitors(kustomizeWith(['journald', 'node-probes', 'gpu']));
     assert.equal(new Set(got.systemLog).size, got.systemLog.length, 'no config twice');
-    assert.equal(got.systemLog.length, base.systemLog.length + 3);
+    assert.equal(got.systemLog.length, base.systemLog.length + 4);
     assert.equal(got.probe.length, base.probe.length + 1);
   });
 });

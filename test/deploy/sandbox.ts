@@ -23,7 +23,8 @@ import {
   type Volume,
 } from './support.ts';
 
-function which(cmd: string): string | undefined {
+/** The path of `cmd` on PATH, or undefined. */
+export function which(cmd: string): string | undefined {
   try {
     return execFileSync('bash', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim() || undefined;
   } catch {
