@@ -11,7 +11,7 @@ import { type LoadedConfig, loadConfigs } from './config/load.ts';
 import { systemClock } from './core/clock.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { createRegistry } from './core/metrics.ts';
-import { VERSION } from './core/version.ts';
+import { VERSION, VERSION_LINE } from './core/version.ts';
 import { libcWaitpid, Pid1Reaper } from './host/pid1-reaper.ts';
 import { runReplay } from './replay/command.ts';
 
@@ -61,7 +61,7 @@ function exitEarly(cli: Cli, parsed: ParsedOptions): Outcome | undefined {
     return { exit: 2 };
   }
   if (parsed.options.help) return answer(cli, helpText());
-  if (parsed.options.version) return answer(cli, `node-problem-detector ${VERSION}`);
+  if (parsed.options.version) return answer(cli, VERSION_LINE);
   return undefined;
 }
 

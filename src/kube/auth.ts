@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Clock } from '../core/clock.ts';
+import { CLIENT_NODE_VERSION } from '../core/version.ts';
 
 /** Produces the headers that authenticate one request; called per request so rotated credentials apply. */
 export type AuthHeaders = () => Promise<Record<string, string>>;
@@ -67,12 +68,35 @@ export interface PluginUser {
   readonly authProvider?: unknown;
 }
 
+export const CLIENT_NODE = '@kubernetes/client-node';
+
+/** Whether a module can be imported from here, without loading it. */
+function installed(specifier: string): boolean {
+  try {
+    import.meta.resolve(specifier);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * exec and auth-provider users (EKS, GKE, OIDC) are delegated to @kubernetes/client-node. It is imported
  * only here and only on first use, because loading it costs about 70 MiB of RSS and a second of startup
- * (its config module pulls in the whole generated API), which in-cluster agents never need.
+ * (its config module pulls in the whole generated API), which in-cluster agents never need; the image
+ * leaves it out. Without it such a kubeconfig fails at load, saying how to add it.
  */
-export function pluginAuth(server: string, user: PluginUser): AuthHeaders {
+export function pluginAuth(server: string, user: PluginUser, isInstalled = installed): AuthHeaders {
+  if (!isInstalled(CLIENT_NODE)) {
+    const kind = user.exec !== undefined ? 'exec' : 'auth-provider';
+    throw new Error(
+      `kubeconfig user "${user.name}" uses ${kind}, which needs ${CLIENT_NODE}; it is not installed ` +
+        `(the image leaves it out: in-cluster config and token or certificate users do not need it). ` +
+        `Add it to the agent's node_modules (for the image: \`npm install ${CLIENT_NODE}@${CLIENT_NODE_VERSION}\` ` +
+        'in a stage with npm, copied into /app/node_modules of an image built FROM it; docs/install.md), ' +
+        'or use another kubeconfig user',
+    );
+  }
   let headersOf: Promise<() => Promise<Record<string, string>>> | undefined;
   const load = async () => {
     const { KubeConfig } = await import('@kubernetes/client-node');

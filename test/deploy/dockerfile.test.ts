@@ -1,5 +1,5 @@
-// Static checks of the Dockerfile and .dockerignore (no container engine runs here; prod-install.test.ts
-// repeats the image's install steps instead).
+// Static checks of the Dockerfile and .dockerignore. test/container builds and runs the image for real;
+// prod-install.test.ts repeats the image's install steps without a container engine.
 //   node --import tsx --test test/deploy/dockerfile.test.ts
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -70,11 +70,15 @@ function ignored(patterns: readonly string[], path: string): boolean {
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 const { args, stages } = parseDockerfile(dockerfile);
 const build = stages.find((s) => s.name === 'build');
+const rootfs = stages.find((s) => s.name === 'rootfs');
 const runtime = stages.at(-1);
 
 describe('Dockerfile', () => {
-  test('two stages on the same exactly pinned Node 24 bookworm tag, the version .ci/node24.sh uses', () => {
-    assert.equal(stages.length, 2);
+  test('stages: build on the exactly pinned Node 24 bookworm image (the .ci/node24.sh version), rootfs, scratch', () => {
+    assert.deepEqual(
+      stages.map((s) => s.name),
+      ['build', 'rootfs', 'runtime'],
+    );
     const version = args.get('NODE_VERSION');
     assert.ok(version, 'ARG NODE_VERSION');
     assert.match(version, /^24\.\d+\.\d+$/, 'an exact Node 24 version');
@@ -82,8 +86,10 @@ describe('Dockerfile', () => {
     assert.equal(version, ci?.[1], 'same Node as CI');
     const ref = ['$', '{NODE_VERSION}'].join(''); // the Dockerfile's literal build argument reference
     assert.equal(build?.from, `node:${ref}-bookworm`);
-    assert.equal(runtime?.name, 'runtime');
-    assert.equal(runtime?.from, `node:${ref}-bookworm-slim`);
+    // The runtime runs the build stage's Node binary on files picked from bookworm-slim: no npm, no
+    // headers, no package manager (docs/install.md, Size).
+    assert.equal(rootfs?.from, 'debian:bookworm-slim');
+    assert.equal(runtime?.from, 'scratch');
     assert.doesNotMatch(
       dockerfile,
       /^FROM\s+\S*(@sha256:|:latest\b)/im,
@@ -91,7 +97,7 @@ describe('Dockerfile', () => {
     );
   });
 
-  test('build stage: toolchain for node-gyp, non-root user, npm ci, build, production-only reinstall', () => {
+  test('build stage: toolchain for node-gyp, offline headers, non-root user, one npm ci, pruned production tree, build', () => {
     const ins = build!.instructions;
     const idx = (pred: (i: Instruction) => boolean, what: string) => {
       const i = ins.findIndex(pred);
@@ -103,16 +109,20 @@ describe('Dockerfile', () => {
       assert.match(apt?.args ?? '', new RegExp(`\\s${pkg.replace('+', '\\+')}(\\s|$)`), pkg);
     const user = idx((i) => i.op === 'USER', 'USER');
     assert.doesNotMatch(ins[user]!.args, /^(root|0)(:|$)/, 'build runs as a non-root user');
+    idx((i) => i.op === 'ENV' && /\bnpm_config_nodedir=\/usr\/local\b/.test(i.args), 'npm_config_nodedir');
     const ci = idx(
       (i) => i.op === 'RUN' && /\bnpm ci\b(?!.*--omit=dev)/.test(i.args),
       'npm ci (with dev dependencies)',
     );
-    const buildStep = idx((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args), 'npm run build');
-    const prod = idx((i) => i.op === 'RUN' && /\bnpm ci\b.*--omit=dev/.test(i.args), 'npm ci --omit=dev');
-    assert.ok(
-      user < ci && ci < buildStep && buildStep < prod,
-      'USER, npm ci, npm run build, npm ci --omit=dev in that order',
+    assert.equal(ins.filter((i) => /\bnpm ci\b/.test(i.args)).length, 1, 're2 compiles once');
+    const prod = idx(
+      (i) => i.op === 'RUN' && /\bnpm prune --omit=dev\b/.test(i.args),
+      'npm prune --omit=dev',
     );
+    assert.match(ins[prod]!.args, /npm pkg delete 'dependencies\.@kubernetes\/client-node'/);
+    assert.match(ins[prod]!.args, /strip --strip-unneeded node_modules\/re2\/build\/Release\/re2\.node/);
+    const buildStep = idx((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args), 'npm run build');
+    assert.ok(user < ci && ci < prod && ci < buildStep, 'USER, then npm ci, then the prune and the build');
   });
 
   test('runtime stage: production files only, tini as PID 1 in exec form, non-root default user, no HEALTHCHECK', () => {
@@ -125,23 +135,41 @@ describe('Dockerfile', () => {
     assert.equal(entry.length, 1);
     assert.deepEqual(JSON.parse(entry[0]!.args), ['/usr/bin/tini', '--', 'node', '/app/dist/main.js']);
     assert.ok(!ins.some((i) => i.op === 'CMD'), 'no CMD: the DaemonSet passes args');
-    const apt = ins.find((i) => i.op === 'RUN' && i.args.includes('apt-get install'));
+    const apt = rootfs!.instructions.find((i) => i.op === 'RUN' && i.args.includes('apt-get install'));
     assert.match(apt?.args ?? '', /\stini(\s|$)/);
-    assert.match(apt?.args ?? '', /\ssystemd(\s|$)/, 'journalctl for the journald monitors');
+    assert.match(apt?.args ?? '', /\slibsystemd-shared(\s|$)/, 'the library journalctl links');
     assert.match(
       apt?.args ?? '',
-      /cp --remove-destination \S+ \/etc\/localtime/,
+      /install -m 0755 .+ \/usr\/bin\/journalctl/,
+      'journalctl for the journald monitors',
+    );
+    const pick = rootfs!.instructions.find((i) => i.op === 'RUN' && i.args.includes('ldd'));
+    assert.match(
+      pick?.args ?? '',
+      /cp \/usr\/share\/zoneinfo\/Etc\/UTC \$r\/etc\/localtime/,
       '/etc/localtime is a file the host one can be mounted over',
     );
+    for (const bin of ['/usr/local/bin/node', '/usr/bin/journalctl', '/usr/bin/tini', '/usr/bin/dash'])
+      assert.ok(pick?.args.includes(bin), `the libraries ${bin} links are picked`);
+    assert.deepEqual(
+      ins.filter((i) => i.op === 'COPY' && i.args.includes('--from=rootfs')).map((i) => i.args),
+      ['--from=rootfs /rootfs/ /'],
+    );
     const copies = ins
-      .filter((i) => i.op === 'COPY')
+      .filter((i) => i.op === 'COPY' && !i.args.includes('--from=rootfs'))
       .map((i) =>
         i.args
           .split(' ')
           .filter((a) => !a.startsWith('--'))
           .at(-1),
       );
-    assert.deepEqual(copies.sort(), ['./dist', './node_modules', './package.json', './rules']);
+    assert.deepEqual(copies.sort(), [
+      './dist',
+      './node_modules',
+      './package.json',
+      './rules',
+      '/usr/local/bin/node',
+    ]);
     const workdir = ins.filter((i) => i.op === 'WORKDIR').at(-1);
     assert.equal(workdir?.args, '/app');
     const user = ins.filter((i) => i.op === 'USER').at(-1);

@@ -87,23 +87,23 @@ describe('deployment docs', () => {
     }
   });
 
-  test('the args patch in install.md renders and names files of the rules ConfigMap', {
+  test('the components example in install.md renders and names files of the rules ConfigMap', {
     skip: kubectlSkip,
   }, () => {
-    const patchBlock = blocks(read('install.md'), 'yaml').find((b) => b.startsWith('patches:'));
-    assert.ok(patchBlock, 'install.md has a patches: example');
-    const docs = kustomizeBase(() => [patchBlock]);
+    const block = blocks(read('install.md'), 'yaml').find((b) => b.startsWith('components:'));
+    assert.ok(block, 'install.md has a components: example');
+    const names = [...block.matchAll(/^\s+- \.\.\/\.\.\/components\/([a-z-]+)$/gm)].map((m) => m[1]!);
+    assert.ok(names.length > 0, block);
+    const docs = kustomizeBase((fromTmp) => [
+      'components:',
+      ...names.map((n) => `  - ${fromTmp(`deploy/components/${n}`)}`),
+    ]);
     const args = agentContainer(one(docs, 'DaemonSet')).args;
-    const logArg = args.find((a) => a.startsWith('--config.system-log-monitor='));
-    assert.ok(logArg?.includes('/config/containerd.yaml'), `patched args: ${args.join(' ')}`);
-    assert.ok(logArg);
-    assert.ok(
-      args.some((a) => a.startsWith('--config.probe-monitor=')),
-      'the probe monitor arg is untouched',
-    );
+    const files = args
+      .filter((a) => a.startsWith('--config.'))
+      .flatMap((a) => a.slice(a.indexOf('=') + 1).split(','));
+    assert.ok(files.includes('/config/containerd.yaml'), `args: ${args.join(' ')}`);
     const keys = Object.keys(configMapData(docs));
-    for (const f of logArg.slice(logArg.indexOf('=') + 1).split(',')) {
-      assert.ok(keys.includes(f.replace('/config/', '')), `${f} is in the ConfigMaps`);
-    }
+    for (const f of files) assert.ok(keys.includes(f.replace('/config/', '')), `${f} is in the ConfigMaps`);
   });
 });

@@ -69,17 +69,17 @@ describe('deploy/ kustomize: DaemonSet', { skip }, () => {
     );
   });
 
-  test('DaemonSet: container security context', () => {
+  test('DaemonSet: container security context: privileged (the /dev/kmsg device), read-only root', () => {
+    // No capabilities list and no allowPrivilegeEscalation: privileged grants every capability, and the
+    // API server rejects allowPrivilegeEscalation: false together with privileged: true.
+    // test/container/daemonset.test.ts runs the image with exactly this and proves it reads /dev/kmsg.
     const c = agentContainer(one(base, 'DaemonSet'));
     assert.deepEqual(c.securityContext, {
+      privileged: true,
       runAsUser: 0,
       runAsGroup: 0,
       runAsNonRoot: false,
-      privileged: false,
-      allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'], add: ['SYSLOG'] },
-      seccompProfile: { type: 'RuntimeDefault' },
     });
   });
 
@@ -136,8 +136,13 @@ describe('deploy/ kustomize: DaemonSet', { skip }, () => {
       ...o.systemStatsMonitors,
       ...o.probeMonitors,
     ]);
-    // The agent's own defaults (src/cli.ts): kernel, readonly, probes; probes in its pod variant.
-    assert.deepEqual(o.systemLogMonitors, ['/config/kernel.yaml', '/config/readonly.yaml']);
+    // The agent's own defaults (src/cli.ts): kernel, readonly, probes (in its pod variant), plus the
+    // hardware rules, which share the kernel monitor's /dev/kmsg reader.
+    assert.deepEqual(o.systemLogMonitors, [
+      '/config/kernel.yaml',
+      '/config/readonly.yaml',
+      '/config/hardware.yaml',
+    ]);
     assert.deepEqual(o.probeMonitors, ['/config/probes-daemonset.yaml']);
     assert.equal(
       (c as unknown as Obj).command,

@@ -1,6 +1,6 @@
 // The DaemonSet's pod reproduced with a mount namespace and setpriv (test/deploy/sandbox.ts): with
-// exactly the pod's capabilities every configured monitor and probe works, and SYSLOG is needed to read
-// /dev/kmsg (when kernel.dmesg_restrict=1). Needs root, unshare, setpriv and kubectl; skipped otherwise.
+// exactly the pod's capabilities (privileged: all of them) every configured monitor and probe works,
+// and SYSLOG is the one that reads /dev/kmsg (when kernel.dmesg_restrict=1). Needs root, unshare, setpriv and kubectl; skipped otherwise.
 //   node --import tsx --test test/deploy/pod-sandbox-monitors.test.ts
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -77,7 +77,7 @@ describe('the DaemonSet pod, reproduced with a mount namespace and setpriv: moni
   test('without SYSLOG the kernel monitors cannot read /dev/kmsg (kernel.dmesg_restrict=1)', {
     skip: dmesgRestricted() ? false : 'kernel.dmesg_restrict is 0 here',
   }, async () => {
-    const caps = pod.caps.add.filter((c) => c !== 'SYSLOG');
+    const caps = [...pod.caps.add, '-SYSLOG'];
     const agent = await runAgentInSandbox(pod, sandbox, caps);
     try {
       await waitForMetric(agent, 'npd_monitor_healthy{source="kernel-monitor"}', (v) => v === 0);

@@ -1,11 +1,13 @@
-// The DaemonSet's pod reproduced with a mount namespace and setpriv (test/deploy/sandbox.ts): the pod
-// drops every capability but the ones it adds, and uid 0 with those reads what the monitors read but
-// cannot bypass file permissions, ptrace the host's init or write to the read-only host mounts.
+// The DaemonSet's pod reproduced with a mount namespace and setpriv (test/deploy/sandbox.ts): the pod is
+// privileged, so uid 0 has every capability and reads any file of the host it sees, including other
+// users' private files; what it cannot do is write through the read-only host mounts. This is what
+// docs/install.md states as the cost of privileged. The device cgroup, the reason for privileged, is
+// not reproduced here: test/container/daemonset.test.ts runs the image in a real runtime for that.
 // Needs root, unshare, setpriv and kubectl; skipped otherwise.
 //   node --import tsx --test test/deploy/pod-sandbox-privileges.test.ts
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Pod, prepareSandbox, probeInSandbox, sandboxSkip } from './sandbox.ts';
@@ -20,8 +22,12 @@ const CAP_BITS: Record<string, number> = {
   SYSLOG: 34,
 };
 
-/** /proc/self/status CapEff for a set of capability names. */
+/**
+ * /proc/self/status CapEff for a set of capability names. `ALL` is every capability the test itself may
+ * pass on (its bounding set: a CI machine's root may lack some, e.g. CAP_SYS_RESOURCE).
+ */
 function capMask(names: readonly string[]): string {
+  if (names.includes('ALL')) return /CapBnd:\s*(\w+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]!;
   let mask = 0n;
   for (const n of names) {
     const bit = CAP_BITS[n];
@@ -77,22 +83,22 @@ describe('the DaemonSet pod, reproduced with a mount namespace and setpriv: priv
     if (sandbox) rmSync(sandbox, { recursive: true, force: true });
   });
 
-  test('the pod drops every capability but the ones it adds', () => {
-    assert.deepEqual(pod.caps.drop, ['ALL']);
+  test('the pod is privileged: every capability', () => {
+    assert.deepEqual(pod.caps.add, ['ALL']);
     assert.equal(pod.runAsUser, 0);
   });
 
-  test('uid 0 with the pod capabilities reads root-owned logs but cannot bypass permissions, ptrace or write', () => {
+  test('privileged uid 0 reads every file it sees, but cannot write through the read-only host mounts', () => {
     const foreign = privateFile(sandbox, 'foreign-0600', 1000);
     const own = privateFile(sandbox, 'own-0600');
     const code = accessProbe(join(sandbox, 'host'), own, foreign);
-    const r = probeInSandbox(pod, sandbox, pod.caps.add, code);
+    // Whether uid 0 may read the host init's /proc entries depends on the machine (user namespaces,
+    // Yama), not on the pod: with every capability the pod may wherever the node allows it.
+    const { hostInitEnviron: _e, hostInitRoot: _r, ...r } = probeInSandbox(pod, sandbox, pod.caps.add, code);
     assert.deepEqual(r, {
       kmsg: 'ok',
       ownFile: 'ok',
-      foreignFile: 'EACCES',
-      hostInitEnviron: 'EACCES',
-      hostInitRoot: 'EACCES',
+      foreignFile: 'ok',
       writeHostLog: 'EROFS',
       uptime: 'ok',
       capEff: capMask(pod.caps.add),

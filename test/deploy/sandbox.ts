@@ -23,7 +23,8 @@ import {
   type Volume,
 } from './support.ts';
 
-function which(cmd: string): string | undefined {
+/** The path of `cmd` on PATH, or undefined. */
+export function which(cmd: string): string | undefined {
   try {
     return execFileSync('bash', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim() || undefined;
   } catch {
@@ -54,9 +55,10 @@ export const dmesgRestricted = (): boolean => {
   }
 };
 
-/** What the sandbox reproduces of the DaemonSet's pod. */
+/** What the sandbox reproduces of the DaemonSet's pod (not its device cgroup: see test/container). */
 export interface Pod {
   args: string[];
+  /** The capabilities the container gets; `add: ['ALL']` for a privileged one. */
   caps: { add: string[]; drop: string[] };
   runAsUser: number;
   mounts: Mount[];
@@ -68,10 +70,17 @@ function renderedPod(): Pod {
   const docs = renderBase();
   const ds = one(docs, 'DaemonSet');
   const c = agentContainer(ds);
-  const security = c.securityContext as { capabilities: Pod['caps']; runAsUser: number };
+  const security = c.securityContext as {
+    privileged?: boolean;
+    capabilities?: Pod['caps'];
+    runAsUser: number;
+  };
+  // A privileged container has every capability, whatever its capabilities list says.
+  const caps = security.privileged ? { add: ['ALL'], drop: [] } : security.capabilities;
+  assert.ok(caps, 'the container is privileged or lists its capabilities');
   return {
     args: c.args,
-    caps: security.capabilities,
+    caps,
     runAsUser: security.runAsUser,
     mounts: c.volumeMounts,
     volumes: podSpec(ds).volumes,
@@ -147,7 +156,8 @@ function sandboxScript(
     if (!v || m.mountPath === '/etc/localtime') continue;
     lines.push(...mountLines(v, m, sandbox));
   }
-  const bounding = ['-all', ...caps.map((c) => `+${c.toLowerCase()}`)].join(',');
+  // `ALL` is every capability; a `-NAME` after it removes one.
+  const bounding = ['-all', ...caps.map((c) => (c.startsWith('-') ? c : `+${c}`).toLowerCase())].join(',');
   lines.push(
     `exec setpriv --reuid=${pod.runAsUser} --regid=${pod.runAsUser} --clear-groups --inh-caps=-all ` +
       `--bounding-set=${bounding} --no-new-privs -- ${command.map(q).join(' ')}`,

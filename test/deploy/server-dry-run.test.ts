@@ -1,6 +1,6 @@
 // Server-side validation of the rendered manifests: `kubectl apply --dry-run=server --validate=strict`
 // against a real kube-apiserver + etcd (test/e2e/harness/controlplane.ts), for deploy/base, the example
-// overlay and the taint component. The API server runs defaulting, schema validation (unknown fields are
+// overlay and every component. The API server runs defaulting, schema validation (unknown fields are
 // errors), admission and RBAC escalation checks, then discards the objects.
 //
 // ServiceMonitor and PrometheusRule are checked against the real prometheus-operator CRDs (from its Go
@@ -54,9 +54,42 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     assertAllAccepted(docs, await dryRun(docs));
   });
 
-  test('base + taint component is accepted', async () => {
-    const docs = kustomizeWith(['taint']);
-    assertAllAccepted(docs, await dryRun(docs));
+  for (const components of [
+    ['taint'],
+    ['journald'],
+    ['node-probes'],
+    ['gpu'],
+    ['journald', 'node-probes', 'gpu'],
+  ]) {
+    test(`base + ${components.join(' + ')} is accepted`, async () => {
+      const docs = kustomizeWith(components);
+      assertAllAccepted(docs, await dryRun(docs));
+    });
+  }
+
+  test('Pod Security: a baseline namespace accepts the DaemonSet with a warning, but not its pod', async () => {
+    const ns = 'npd-baseline';
+    const ok = async (args: string[]) => assert.equal((await server.kubectl(args)).code, 0, args.join(' '));
+    await ok(['create', 'namespace', ns]);
+    await ok(['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=baseline']);
+    const ds = structuredClone(renderBase().find((d) => d.kind === 'DaemonSet')!);
+    ds.metadata.namespace = ns;
+    const accepted = await dryRun([ds]);
+    assert.equal(accepted.code, 0, `the DaemonSet itself is admitted:\n${accepted.stderr}`);
+    assert.match(accepted.stderr, /would violate PodSecurity "baseline:latest".*privileged/);
+    const template = (ds as unknown as { spec: { template: { spec: Doc } } }).spec.template;
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'npd-pod', namespace: ns },
+      spec: template.spec,
+    };
+    const rejected = await dryRun([pod as unknown as Doc]);
+    assert.notEqual(rejected.code, 0, 'the pod the DaemonSet controller would create is refused');
+    assert.match(rejected.stderr, /violates PodSecurity "baseline:latest": .*privileged \(container/);
+    await ok(['label', '--overwrite', 'namespace', ns, 'pod-security.kubernetes.io/enforce=privileged']);
+    const admitted = await dryRun([pod as unknown as Doc]);
+    assert.equal(admitted.code, 0, `a privileged namespace admits the pod:\n${admitted.stderr}`);
   });
 
   test('a dry run persists nothing', async () => {
@@ -69,11 +102,11 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     const docs = renderBase();
     const ds = structuredClone(docs.find((d) => d.kind === 'DaemonSet')!) as Doc & MutableDaemonSet;
     const container = ds.spec.template.spec.containers[0]!;
-    container.securityContext.capabilites = container.securityContext.capabilities; // misspelt field
+    container.securityContext.privilegd = container.securityContext.privileged; // misspelt field
     let r = await dryRun([ds]);
     assert.notEqual(r.code, 0, 'an unknown field must be rejected');
     assert.match(r.stderr, /unknown field/i);
-    delete container.securityContext.capabilites;
+    delete container.securityContext.privilegd;
     const hostPath = ds.spec.template.spec.volumes.find((v) => v.hostPath)?.hostPath;
     assert.ok(hostPath);
     hostPath.type = 'NotAType';

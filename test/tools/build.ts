@@ -3,10 +3,25 @@
  * compile and keep) and start-up time; native addons and optional dev-only modules stay external.
  */
 
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const root = join(import.meta.dirname, '..', '..');
+
+/** The commit `--version` names: the image build passes it in (its context has no .git). */
+function gitCommit(): string {
+  if (process.env.NPD_GIT_COMMIT) return process.env.NPD_GIT_COMMIT;
+  try {
+    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
 
 await build({
   entryPoints: [join(root, 'src', 'main.ts')],
@@ -22,6 +37,10 @@ await build({
   banner: {
     // Bundled CommonJS dependencies call require() for Node built-ins.
     js: "import { createRequire as __npdCreateRequire } from 'node:module'; const require = __npdCreateRequire(import.meta.url);",
+  },
+  define: {
+    __NPD_GIT_COMMIT__: JSON.stringify(gitCommit()),
+    __NPD_BUILD_DATE__: JSON.stringify(process.env.NPD_BUILD_DATE || new Date().toISOString()),
   },
   logLevel: 'warning',
 });

@@ -7,6 +7,7 @@ import { counter } from '../../core/metrics.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
 import { linesMalformed, linesRead } from '../metrics.ts';
 import { bootTimeMs, readUptimeMs, startTime, type TextFileReader } from '../start-time.ts';
+import { kmsgAccessHint, toError } from './access.ts';
 import { type KmsgRecord, kmsgTimestampMs, parseKmsgRecord } from './parser.ts';
 
 /**
@@ -75,10 +76,6 @@ const RETRY_MAX_MS = 30_000;
 const DEFAULT_BUFFER_BYTES = 64 * 1024;
 const LEADING_SEQ = /^\d+,(\d+)[,;]/;
 
-function toError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
-}
-
 /**
  * Reads /dev/kmsg like NPD's kmsg watcher. Counts: every successful read() is one line read, and ends
  * up as exactly one of delivered, malformed or skipped{reason}; records the kernel overwrote or the
@@ -141,7 +138,8 @@ export class KmsgReader {
     try {
       this.fd = this.device.openSync(this.path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
     } catch (err) {
-      return this.fail(`open ${this.path}`, toError(err));
+      const e = toError(err);
+      return this.fail(`open ${this.path}`, e, kmsgAccessHint(this.path, e));
     }
     this.healthy = true;
     return true;
@@ -250,11 +248,12 @@ export class KmsgReader {
     }
   }
 
-  /** Always returns false, so open() can `return this.fail(...)`. */
-  private fail(what: string, err: Error): false {
+  /** Always returns false, so open() can `return this.fail(...)`. A hint is logged once, as an error. */
+  private fail(what: string, err: Error, hint?: string): false {
     this.closeFd();
     this.healthy = false;
-    this.detail = `${what}: ${err.message}`;
+    if (hint && this.detail !== hint) this.opts.logger.error({ err: err.message }, hint);
+    this.detail = hint ?? `${what}: ${err.message}`;
     this.metrics.restarts.inc();
     this.failures += 1;
     const delayMs = backoffMs(this.failures, RETRY_INITIAL_MS, RETRY_MAX_MS);

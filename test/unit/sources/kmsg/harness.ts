@@ -11,7 +11,7 @@ export const T0 = Date.UTC(2026, 0, 1);
 /** The fake /proc/uptime says 1000 s, so boot was 1,000,000 ms before T0. */
 export const BOOT = T0 - 1_000_000;
 
-type Overrides = Partial<Omit<KmsgReaderOptions, 'clock' | 'registry' | 'logger' | 'device'>>;
+type Overrides = Partial<Omit<KmsgReaderOptions, 'clock' | 'registry' | 'device'>>;
 
 export interface Harness {
   readonly clock: FakeClock;

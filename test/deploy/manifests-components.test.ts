@@ -1,0 +1,70 @@
+// Client-side checks of the opt-in monitor components (deploy/components/{journald,node-probes,gpu}):
+// each renders over deploy/base, adds exactly its monitor configs to the args (parsed with the agent's
+// flag parser, which appends a repeated list flag as NPD does), and those files are in the mounted
+// ConfigMap. server-dry-run.test.ts has the API server accept each; test/container runs gpu in the image.
+//   node --import tsx --test test/deploy/manifests-components.test.ts
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { parseOptions } from '../../src/agent/options.ts';
+import {
+  agentContainer,
+  configMapData,
+  type Doc,
+  kubectlSkip as skip,
+  kustomizeWith,
+  one,
+  podSpec,
+  renderBase,
+} from './support.ts';
+
+function monitors(docs: Doc[]): { systemLog: string[]; probe: string[] } {
+  const parsed = parseOptions(agentContainer(one(docs, 'DaemonSet')).args, {}, 'host');
+  assert.deepEqual(parsed.errors, []);
+  return { systemLog: [...parsed.options.systemLogMonitors], probe: [...parsed.options.probeMonitors] };
+}
+
+function assertInConfigMap(docs: Doc[], files: readonly string[]): void {
+  const keys = Object.keys(configMapData(docs));
+  for (const f of files) assert.ok(keys.includes(f.replace(/^\/config\//, '')), `${f} is in the ConfigMap`);
+}
+
+describe('deploy/components: monitor components', { skip }, () => {
+  const base = skip ? { systemLog: [], probe: [] } : monitors(renderBase());
+
+  const cases: [string, { systemLog?: string[]; probe?: string[] }][] = [
+    ['journald', { systemLog: ['/config/containerd.yaml', '/config/systemd.yaml', '/config/kubelet.yaml'] }],
+    ['gpu', { systemLog: ['/config/gpu.yaml'] }],
+    ['node-probes', { probe: ['/config/probes-node.yaml'] }],
+  ];
+  for (const [name, added] of cases) {
+    test(`${name} adds only its monitor configs, which the ConfigMap holds`, () => {
+      const docs = kustomizeWith([name]);
+      const got = monitors(docs);
+      assert.deepEqual(got.systemLog, [...base.systemLog, ...(added.systemLog ?? [])]);
+      assert.deepEqual(got.probe, [...base.probe, ...(added.probe ?? [])]);
+      assertInConfigMap(docs, [...got.systemLog, ...got.probe]);
+    });
+  }
+
+  test('node-probes: host network and the D-Bus and containerd sockets, read-only below --host-root', () => {
+    const docs = kustomizeWith(['node-probes']);
+    const ds = one(docs, 'DaemonSet');
+    const spec = podSpec(ds);
+    assert.equal(spec.hostNetwork, true, 'kubelet /healthz listens on the node loopback');
+    assert.equal(spec.dnsPolicy, 'ClusterFirstWithHostNet');
+    const c = agentContainer(ds);
+    for (const path of ['/run/dbus/system_bus_socket', '/run/containerd/containerd.sock']) {
+      const v = spec.volumes.find((x) => x.hostPath?.path === path);
+      assert.deepEqual(v?.hostPath, { path, type: 'Socket' });
+      const m = c.volumeMounts.find((x) => x.name === v?.name);
+      assert.deepEqual(m, { name: v?.name, mountPath: `/host${path}`, readOnly: true });
+    }
+  });
+
+  test('all three together keep every monitor of each', () => {
+    const got = monitors(kustomizeWith(['journald', 'node-probes', 'gpu']));
+    assert.equal(new Set(got.systemLog).size, got.systemLog.length, 'no config twice');
+    assert.equal(got.systemLog.length, base.systemLog.length + 4);
+    assert.equal(got.probe.length, base.probe.length + 1);
+  });
+});
