@@ -126,6 +126,13 @@ export class Agent {
       add: (monitor) => supervisor.add(monitor),
       remove: (monitor) => supervisor.remove(monitor),
       conditionsOf: (monitor) => this.conditionsOf(monitor),
+      reconfigureFailed: (monitor, err) => {
+        this.deps.logger.warn(
+          { source: monitor.source, err: String(err) },
+          'in-place reconfigure failed; restarting the monitor with the new config',
+        );
+        this.reloads?.reconfigureFailed();
+      },
     };
   }
 
@@ -239,10 +246,15 @@ function reloadMetrics(registry: Registry) {
     name: 'npd_config_last_reload_successful',
     help: '1 if the last config reload was applied, 0 if it was rejected.',
   });
+  const inPlace = counter(registry, {
+    name: 'npd_config_reconfigure_failures_total',
+    help: 'Monitors whose in-place reconfigure threw during a reload; each was restarted instead.',
+  });
   total.inc({ result: 'success' }, 0);
   total.inc({ result: 'failure' }, 0);
   ok.set(1);
   return {
+    reconfigureFailed: () => inPlace.inc(),
     result(success: boolean) {
       total.inc({ result: success ? 'success' : 'failure' });
       ok.set(success ? 1 : 0);

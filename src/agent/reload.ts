@@ -37,6 +37,8 @@ export interface ReloadTarget {
   add(monitor: Monitor): Promise<void>;
   remove(monitor: Monitor): Promise<void>;
   conditionsOf(monitor: Monitor): Condition[];
+  /** A monitor's in-place reconfigure threw; the reload goes on by swapping it for a new one. */
+  reconfigureFailed(monitor: Monitor, err: unknown): void;
 }
 
 type Reconfigurable = Monitor & { reconfigure?: (config: unknown) => boolean };
@@ -55,7 +57,7 @@ export async function applyReload(plan: ReloadPlan, target: ReloadTarget): Promi
   for (const r of plan.remove) await target.remove(r.monitor);
   const changed: RunningMonitor[] = [];
   for (const { running, next, monitor } of built.change) {
-    if (reconfigureInPlace(running.monitor, next)) {
+    if (reconfigureInPlace(running.monitor, next, target)) {
       changed.push({ loaded: next, monitor: running.monitor });
       continue;
     }
@@ -70,10 +72,11 @@ export async function applyReload(plan: ReloadPlan, target: ReloadTarget): Promi
 }
 
 /** Keeps the read position when only the rules changed; false (also on a throw) means swap monitors. */
-function reconfigureInPlace(monitor: Reconfigurable, next: LoadedConfig): boolean {
+function reconfigureInPlace(monitor: Reconfigurable, next: LoadedConfig, target: ReloadTarget): boolean {
   try {
     return monitor.reconfigure?.call(monitor, next.config) === true;
-  } catch {
+  } catch (err) {
+    target.reconfigureFailed(monitor, err);
     return false;
   }
 }

@@ -1,5 +1,5 @@
 import type { FlagSpec } from '../config/flag-parser.ts';
-import { parseResourceAttributes } from '../events/persist/otlp-config.ts';
+import { parseResourceAttributes, readOtlpCa } from '../events/persist/otlp-config.ts';
 import { type PersistConfig, parseHeaderFlags } from '../events/persist/config.ts';
 import { B, D, type FlagReader, I, L, S } from './flag-specs.ts';
 
@@ -36,6 +36,7 @@ export function eventSinkOptions(f: FlagReader, env: NodeJS.ProcessEnv): EventSi
     eventOtlpHeaders: parseHeaderFlags(f.list('event-otlp-header'), f.errors, '--event-otlp-header', '='),
     eventOtlpTimeoutMs: f.dur('event-otlp-timeout'),
     eventOtlpCaFile: f.get('event-otlp-ca-file'),
+    eventOtlpCa: otlp === '' ? '' : readOtlpCa(f.get('event-otlp-ca-file'), f.errors),
     eventOtlpInsecureSkipTlsVerify: f.get('event-otlp-insecure-skip-tls-verify') === 'true',
     eventOtlpResource: otlp === '' ? [] : parseResourceAttributes(env.OTEL_RESOURCE_ATTRIBUTES, f.errors),
   };

@@ -96,6 +96,11 @@ export class LogRuleEngine {
     return this.prefilter.literals;
   }
 
+  /** Lines matched rule by rule because RE2 would not build or run the combined set (ever). */
+  setFallbacks(): number {
+    return this.patternSet.fallbacks();
+  }
+
   process(line: LogLine): EngineResult | undefined {
     return this.step(line, this.prefilter.candidates(line.message));
   }

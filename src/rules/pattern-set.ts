@@ -18,21 +18,26 @@ export const SET_MIN_WORK = 1024;
  * then costs a single scan, however many rules it gets past.
  */
 export class PatternSet {
-  private readonly set: InstanceType<typeof RE2.Set> | undefined;
+  private readonly set: RE2Set | undefined;
   /** For each set member, the index of its pattern. */
   private readonly members: readonly number[];
   private readonly minWork: number;
   private readonly verdict: boolean[];
+  /** Screens answered rule by rule because RE2 would not build the set or ran out of memory. */
+  private fallbackCount = 0;
 
-  constructor(patterns: readonly CompiledPattern[], minWork = SET_MIN_WORK) {
+  /** `compile` is RE2's own; tests pass one that fails, as RE2 does on a program too large for it. */
+  constructor(
+    patterns: readonly CompiledPattern[],
+    minWork = SET_MIN_WORK,
+    compile: SetCompiler = compileSet,
+  ) {
     const members = patterns.flatMap((p, i) => (p.lastLineOnly && p.regexTest ? [i] : []));
     this.members = members;
     this.minWork = minWork;
     this.verdict = patterns.map(() => true);
     this.set =
-      members.length > 0
-        ? compileSet(members.map((i) => (patterns[i] as CompiledPattern).anchored))
-        : undefined;
+      members.length > 0 ? compile(members.map((i) => (patterns[i] as CompiledPattern).anchored)) : undefined;
   }
 
   /**
@@ -41,15 +46,20 @@ export class PatternSet {
    * it: then each candidate is tested on its own, with the same answer. The array is reused.
    */
   screen(text: string, bytes: LineBytes, candidates: readonly boolean[]): readonly boolean[] | undefined {
-    if (!this.set) return undefined;
+    if (this.members.length === 0) return undefined;
     let k = 0;
     for (const i of this.members) if (candidates[i]) k++;
     if (k === 0 || (k - 1) * text.length < this.minWork) return undefined;
+    if (!this.set) {
+      this.fallbackCount++;
+      return undefined;
+    }
     let matched: number[];
     try {
       matched = this.set.match(bytes.of(text));
     } catch {
       // RE2 throws when the set's automaton outgrows its memory budget on this line.
+      this.fallbackCount++;
       return undefined;
     }
     const verdict = this.verdict;
@@ -61,10 +71,18 @@ export class PatternSet {
     }
     return verdict;
   }
+
+  /** How many screens that would have used the set fell back to one test per rule, ever. */
+  fallbacks(): number {
+    return this.fallbackCount;
+  }
 }
 
+type RE2Set = Pick<InstanceType<typeof RE2.Set>, 'match'>;
+export type SetCompiler = (sources: readonly string[]) => RE2Set | undefined;
+
 /** Undefined when the combined program is too large for RE2; the rules are then tested one by one. */
-function compileSet(sources: readonly string[]): InstanceType<typeof RE2.Set> | undefined {
+function compileSet(sources: readonly string[]): RE2Set | undefined {
   try {
     // Strings, not RE2 objects, so the set translates each source exactly as `new RE2` did; 'u' is
     // what RE2 objects are anyway (UTF-8), and keeps the addon from warning.

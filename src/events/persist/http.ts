@@ -126,7 +126,8 @@ export class HttpSink implements PersistSink {
   }
 
   async write(event: KubeEvent): Promise<void> {
-    const body = this.format.encode(event);
+    const body = this.encode(event);
+    if (body === undefined) return this.giveUp(event, 'cannot encode');
     for (let tries = 1; ; tries++) {
       const outcome = await this.attempt(body);
       if (outcome.kind === 'ok') return;
@@ -211,6 +212,19 @@ export class HttpSink implements PersistSink {
     this.metrics.writes.inc({ sink: this.name, result: 'rejected' });
     this.outage.failed(detail, `${this.format.what} rejected event (will not retry)`);
     return { kind: 'rejected', why };
+  }
+
+  /** An event the format cannot encode is given up (counted), never thrown at the watcher. */
+  private encode(event: KubeEvent): Buffer | undefined {
+    try {
+      return this.format.encode(event);
+    } catch (err) {
+      this.opts.logger.warn(
+        { sink: this.name, event: event.name, reason: event.reason, err: String(err) },
+        `cannot encode event for ${this.format.what}; giving it up`,
+      );
+      return undefined;
+    }
   }
 
   private giveUp(event: KubeEvent, why: string): void {

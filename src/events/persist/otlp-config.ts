@@ -12,6 +12,8 @@ export interface OtlpConfig {
   readonly eventOtlpTimeoutMs: number;
   /** "" keeps Node's CA bundle. */
   readonly eventOtlpCaFile: string;
+  /** The PEM read from eventOtlpCaFile once, while parsing the flags; "" when none. */
+  readonly eventOtlpCa: string;
   readonly eventOtlpInsecureSkipTlsVerify: boolean;
   /** OTEL_RESOURCE_ATTRIBUTES, read only when the endpoint is set. */
   readonly eventOtlpResource: Attributes;
@@ -44,16 +46,23 @@ export function parseResourceAttributes(value: string | undefined, errors: strin
   return out;
 }
 
-function readCa(file: string): string | Error {
+/**
+ * Reads --event-otlp-ca-file once, at flag parsing, so that the sink uses the very PEM that was
+ * checked; an unreadable or non-PEM file is a startup error, never a silent fall back to Node's bundle.
+ */
+export function readOtlpCa(file: string, errors: string[]): string {
+  if (file === '') return '';
   try {
     const pem = readFileSync(file, 'utf8');
-    return pem.includes('-----BEGIN CERTIFICATE-----') ? pem : new Error('no PEM certificate in it');
+    if (pem.includes('-----BEGIN CERTIFICATE-----')) return pem;
+    errors.push(`--event-otlp-ca-file: ${file}: no PEM certificate in it`);
   } catch (err) {
-    return err as Error;
+    errors.push(`--event-otlp-ca-file: ${file}: ${(err as Error).message}`);
   }
+  return '';
 }
 
-/** Flag checks that need more than the flag parser's types; reads the CA file to prove it is usable. */
+/** Flag checks that need more than the flag parser's types. */
 export function validateOtlpConfig(c: OtlpConfig, errors: string[]): void {
   if (!OTLP_PROTOCOLS.includes(c.eventOtlpProtocol as OtlpProtocol)) {
     errors.push(`--event-otlp-protocol must be ${OTLP_PROTOCOLS.join(' or ')}`);
@@ -64,17 +73,12 @@ export function validateOtlpConfig(c: OtlpConfig, errors: string[]): void {
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
     errors.push('--event-otlp-endpoint must be an http:// or https:// URL');
   }
-  if (c.eventOtlpCaFile !== '') {
-    const ca = readCa(c.eventOtlpCaFile);
-    if (ca instanceof Error) errors.push(`--event-otlp-ca-file: ${c.eventOtlpCaFile}: ${ca.message}`);
-  }
 }
 
-/** The TLS settings of the sink, the CA read once more now that validation proved it readable. */
+/** The TLS settings of the sink, with the CA PEM read (and checked) at flag parsing. */
 export function otlpTls(c: OtlpConfig): { ca?: string; insecureSkipVerify: boolean } {
-  const ca = c.eventOtlpCaFile === '' ? undefined : readCa(c.eventOtlpCaFile);
   return {
-    ...(typeof ca === 'string' ? { ca } : {}),
+    ...(c.eventOtlpCa !== '' ? { ca: c.eventOtlpCa } : {}),
     insecureSkipVerify: c.eventOtlpInsecureSkipTlsVerify,
   };
 }

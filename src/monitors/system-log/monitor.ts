@@ -29,6 +29,9 @@ export class SystemLogMonitor implements Monitor {
   private readonly evaluated: Counter.Internal;
   private readonly skipped: Counter.Internal;
   private readonly evalSeconds: Counter.Internal;
+  private readonly setFallbacks: Counter.Internal;
+  /** The engine's fallback count already exported (a new engine starts from 0). */
+  private exportedFallbacks = 0;
   private emit: ((s: Status) => void) | undefined;
   private ticker: TimerHandle | undefined;
 
@@ -45,6 +48,10 @@ export class SystemLogMonitor implements Monitor {
     this.evalSeconds = bySource(
       'npd_rule_evaluation_seconds_total',
       'Time spent matching log lines against rules.',
+    );
+    this.setFallbacks = bySource(
+      'npd_rule_set_fallbacks_total',
+      'Log lines matched rule by rule because RE2 would not build or run the combined rule set.',
     );
     if (config.metricsReporting) deps.problemMetrics.initialise(config.rules);
   }
@@ -76,6 +83,7 @@ export class SystemLogMonitor implements Monitor {
     const previous = this.engine.conditions();
     this.config = next;
     this.engine = new LogRuleEngine(next, this.deps.clock.now());
+    this.exportedFallbacks = 0;
     this.logSource.retune?.(this.engine.literals());
     for (const c of previous) if (c.status !== 'False') this.engine.restore(c, { force: true });
     if (next.metricsReporting) this.deps.problemMetrics.initialise(next.rules);
@@ -101,6 +109,9 @@ export class SystemLogMonitor implements Monitor {
       }
     }
     this.evalSeconds.inc(Number(process.hrtime.bigint() - started) / 1e9);
+    const fallbacks = this.engine.setFallbacks();
+    if (fallbacks > this.exportedFallbacks) this.setFallbacks.inc(fallbacks - this.exportedFallbacks);
+    this.exportedFallbacks = fallbacks;
     this.evaluated.inc(batch.lines.length);
     const skipped = lines.length - batch.lines.length;
     if (skipped > 0) this.skipped.inc(skipped);

@@ -36,7 +36,7 @@ const cfg = (file: string, path: string, rules: number): LoadedConfig => ({
 });
 
 /** A target that records what reached the supervisor and fails to build configs with path "bad". */
-function target(log: string[]): ReloadTarget {
+function target(log: string[], errors: unknown[] = []): ReloadTarget {
   return {
     create(loaded) {
       const c = loaded.config as Fake['config'];
@@ -51,6 +51,10 @@ function target(log: string[]): ReloadTarget {
       log.push(`remove ${m.source}`);
     },
     conditionsOf: () => [],
+    reconfigureFailed: (m, err) => {
+      log.push(`reconfigure failed ${m.source}`);
+      errors.push(err);
+    },
   };
 }
 
@@ -84,5 +88,19 @@ describe('applyReload (all or nothing)', () => {
     const c = result.find((r) => r.loaded.file === 'c');
     assert.equal(c?.monitor, now[2]?.monitor, 'c was reconfigured in place and keeps its reader');
     assert.equal(result.find((r) => r.loaded.file === 'k')?.monitor, now[3]?.monitor);
+  });
+
+  it('reports a reconfigure that throws and swaps the monitor instead', async () => {
+    const now = running(cfg('c', 'pc', 1));
+    const boom = new Error('rules do not fit');
+    (now[0]?.monitor as Fake).reconfigure = () => {
+      throw boom;
+    };
+    const log: string[] = [];
+    const errors: unknown[] = [];
+    const after = await applyReload(planReload(now, [cfg('c', 'pc', 2)]), target(log, errors));
+    assert.deepEqual(errors, [boom]);
+    assert.deepEqual(log, ['create c', 'reconfigure failed c', 'remove c', 'add c']);
+    assert.notEqual(after[0]?.monitor, now[0]?.monitor);
   });
 });

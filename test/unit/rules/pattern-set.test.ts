@@ -73,4 +73,28 @@ describe('PatternSet', () => {
     const long = 'y'.repeat(4 * SET_MIN_WORK);
     assert.equal(new PatternSet(patterns).screen(long, new LineBytes(), [true, true, true]), undefined);
   });
+
+  it('counts each screen that falls back to single tests because RE2 would not build or run the set', () => {
+    const patterns = ['disk \\w+ failed.*', 'disk \\w+ (?:offline|gone)'].map(compilePattern);
+    const long = `${'x'.repeat(SET_MIN_WORK)} disk sda offline`;
+    const both = [true, true];
+    const unbuilt = new PatternSet(patterns, SET_MIN_WORK, () => undefined);
+    assert.equal(unbuilt.screen(long, new LineBytes(), both), undefined);
+    assert.equal(
+      unbuilt.screen('disk sda offline', new LineBytes(), both),
+      undefined,
+      'short: no set wanted',
+    );
+    assert.equal(unbuilt.fallbacks(), 1);
+    const outOfMemory = new PatternSet(patterns, SET_MIN_WORK, () => ({
+      match: () => {
+        throw new Error('RE2.Set: out of memory');
+      },
+    }));
+    assert.equal(outOfMemory.screen(long, new LineBytes(), both), undefined);
+    assert.equal(outOfMemory.fallbacks(), 1);
+    const real = new PatternSet(patterns);
+    assert.deepEqual(real.screen(long, new LineBytes(), both), [false, true]);
+    assert.equal(real.fallbacks(), 0);
+  });
 });

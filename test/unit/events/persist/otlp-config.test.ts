@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -7,6 +7,8 @@ import { Registry } from 'prom-client';
 import { parseOptions } from '../../../../src/agent/options.ts';
 import { createPersistSinks } from '../../../../src/events/persist/config.ts';
 import { FakeClock } from '../../../../src/core/clock.ts';
+import { otlpTls } from '../../../../src/events/persist/otlp-config.ts';
+import { caCert } from '../../../support/tls-fixtures.ts';
 import { captureLogger } from './helpers.ts';
 
 const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseOptions(argv, env, 'host');
@@ -63,11 +65,11 @@ describe('OTLP sink flags', () => {
     );
     assert.deepEqual(errors, [
       '--event-otlp-header: expected "Name=value"',
+      `--event-otlp-ca-file: ${notPem}: no PEM certificate in it`,
       'OTEL_RESOURCE_ATTRIBUTES: expected key=value, got "novalue"',
       '--event-otlp-protocol must be http/protobuf or http/json',
       '--event-otlp-timeout must be positive',
       '--event-otlp-endpoint must be an http:// or https:// URL',
-      `--event-otlp-ca-file: ${notPem}: no PEM certificate in it`,
     ]);
     assert.equal(errors.join('\n').includes('secret'), false);
     const missing = parse([
@@ -75,6 +77,22 @@ describe('OTLP sink flags', () => {
       '--event-otlp-ca-file=/nonexistent/ca.pem',
     ]);
     assert.match(missing.errors.join('\n'), /--event-otlp-ca-file: \/nonexistent\/ca\.pem: ENOENT/);
+  });
+
+  it('hands the sink the CA PEM read at parsing, even when the file is gone by then', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'npd-otlp-ca-'));
+    const file = join(dir, 'ca.pem');
+    writeFileSync(file, caCert);
+    const { options, errors } = parse([
+      '--event-otlp-endpoint=https://c:4318',
+      `--event-otlp-ca-file=${file}`,
+    ]);
+    assert.deepEqual(errors, []);
+    rmSync(file);
+    assert.deepEqual(otlpTls(options), { ca: caCert, insecureSkipVerify: false });
+    assert.deepEqual(otlpTls(parse(['--event-otlp-endpoint=https://c:4318']).options), {
+      insecureSkipVerify: false,
+    });
   });
 
   it('warns when --event-webhook-url points at an OTLP logs path (the partialSuccess trap)', async () => {

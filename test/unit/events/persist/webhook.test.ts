@@ -56,6 +56,16 @@ describe('WebhookSink', () => {
     assert.equal(JSON.stringify(t.records).includes('s3cr3t'), false);
   });
 
+  it('gives up (counted) an event it cannot encode, never throwing at the watcher', async () => {
+    const t = await setup(ok);
+    // JSON.stringify throws on a BigInt: stands for any event the format cannot encode.
+    await t.sink.write(kubeEvent({ count: 1n as unknown as number }));
+    assert.equal(t.srv.requests.length, 0);
+    assert.equal(await t.metric('given_up'), 1);
+    await t.sink.write(kubeEvent({ count: 2 }));
+    assert.equal(await t.metric('writes', { result: 'success' }), 1);
+  });
+
   it('retries a 500 after a jittered backoff, then succeeds', async () => {
     const t = await setup((_req, i) => ({ status: i === 0 ? 500 : 204 }));
     const done = t.sink.write(kubeEvent());
