@@ -167,7 +167,13 @@ export class Agent {
     this.detector = new ProblemDetector({
       logger: this.deps.logger,
       aggregated: checkOwners(this.deps.configs).aggregated,
-      outlets: { conditions, events: (source, events) => exporter.events.dispatch(source, events) },
+      outlets: {
+        conditions,
+        events: (source, events) => {
+          exporter.diagnostics?.events.observe(source, events);
+          exporter.events.dispatch(source, events);
+        },
+      },
     });
     return this.detector;
   }

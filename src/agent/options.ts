@@ -32,6 +32,9 @@ export interface Options extends EventSinkOptions {
   readonly configReloadMs: number;
   /** --taint-on-condition; empty (the default) keeps the agent report-only. */
   readonly taintOnCondition: readonly TaintRule[];
+  /** --diagnostics: serve NodeDiagnostic requests for this node (needs deploy/components/diagnostics). */
+  readonly diagnostics: boolean;
+  readonly diagnosticsPollMs: number;
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -74,6 +77,12 @@ export const FLAGS: readonly FlagSpec[] = [
     'taint-on-condition',
     'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)',
   ),
+  B(
+    'diagnostics',
+    'Serve NodeDiagnostic requests for this node (CRD and RBAC: deploy/components/diagnostics)',
+    false,
+  ),
+  D('diagnostics-poll-period', 'How often NodeDiagnostic requests for this node are listed', '10s'),
   B('version', 'Print the version and exit', false),
   B('help', 'Print this help and exit', false),
   IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
@@ -145,6 +154,8 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     shutdownGraceMs: f.dur('shutdown-grace-period'),
     configReloadMs: f.dur('config-reload-period'),
     taintOnCondition: taints.rules,
+    diagnostics: f.get('diagnostics') === 'true',
+    diagnosticsPollMs: f.dur('diagnostics-poll-period'),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
   };

@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import type { Clock } from '../core/clock.ts';
+
+export interface BoundedOutput {
+  readonly stdout: string;
+  /** The output reached maxBytes and the process was stopped there. */
+  readonly truncated: boolean;
+  readonly timedOut: boolean;
+  /** Exit code; null when killed, undefined when the command could not be started. */
+  readonly code: number | null | undefined;
+  readonly error?: string;
+  readonly stderr: string;
+}
+
+export interface BoundedCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly maxBytes: number;
+  readonly timeoutMs: number;
+  /** head (default): stop the process at maxBytes. tail: read to the end, keep the newest maxBytes. */
+  readonly keep?: 'head' | 'tail';
+}
+
+/** How long to keep stderr: enough for a reason, never a flood. */
+const STDERR_BYTES = 2048;
+
+/**
+ * Runs a command with an empty environment (nothing of ours can leak into its output) and keeps at most
+ * maxBytes of its stdout: the process is killed when it outgrows that or the deadline.
+ */
+export function runBounded(cmd: BoundedCommand, clock: Clock): Promise<BoundedOutput> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd.command, cmd.args, {
+      env: { LANG: 'C.UTF-8' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    let size = 0;
+    let stderr = '';
+    let truncated = false;
+    let timedOut = false;
+    const timer = clock.setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, cmd.timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      out.push(chunk);
+      size += chunk.length;
+      if (size <= cmd.maxBytes) return;
+      truncated = true;
+      if (cmd.keep === 'tail') size = dropOldest(out, size - cmd.maxBytes);
+      else child.kill('SIGKILL');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < STDERR_BYTES) stderr += chunk.toString('utf8').slice(0, STDERR_BYTES);
+    });
+    const finish = (code: number | null | undefined, error?: string) => {
+      timer.cancel();
+      const all = Buffer.concat(out);
+      const kept = cmd.keep === 'tail' ? all.subarray(Math.max(0, all.length - cmd.maxBytes)) : all;
+      const stdout = kept.subarray(0, cmd.maxBytes).toString('utf8');
+      resolve({ stdout, truncated, timedOut, code, stderr, ...(error ? { error } : {}) });
+    };
+    child.on('error', (err) => finish(undefined, err.message));
+    child.on('close', (code) => finish(code));
+  });
+}
+
+/** Drops whole chunks from the front while more than `excess` bytes would remain; returns the new size. */
+function dropOldest(chunks: Buffer[], excess: number): number {
+  let dropped = 0;
+  while (chunks.length > 1 && dropped + (chunks[0] as Buffer).length <= excess)
+    dropped += (chunks.shift() as Buffer).length;
+  return chunks.reduce((n, c) => n + c.length, 0);
+}
