@@ -112,6 +112,9 @@ function journalPart(src: PartSources, unit: string, sinceMinutes: number): Bund
 
 function journalOutput(out: BoundedOutput): PartOutput {
   if (out.code === undefined) return { absent: `journalctl not runnable: ${out.error ?? 'unknown error'}` };
+  // systemd's wording (src/shared/journal-util.c, journal_access_check_and_warn()) for no journal files.
+  if (out.stdout === '' && /No journal files were found/.test(out.stderr))
+    return { absent: 'no journal files in the journal directory' };
   if (out.timedOut) return { text: out.stdout, truncated: true, note: 'journalctl timed out; partial' };
   if (out.code !== 0 && !out.truncated)
     throw new Error(`journalctl exited ${out.code}: ${out.stderr.trim().slice(0, 300)}`);
