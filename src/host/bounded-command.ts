@@ -39,9 +39,15 @@ export function runBounded(cmd: BoundedCommand, clock: Clock): Promise<BoundedOu
     let stderr = '';
     let truncated = false;
     let timedOut = false;
+    // A grandchild may hold the pipes open after the kill: closing our ends ends the wait regardless.
+    const stop = () => {
+      child.kill('SIGKILL');
+      child.stdout.destroy();
+      child.stderr.destroy();
+    };
     const timer = clock.setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      stop();
     }, cmd.timeoutMs);
     child.stdout.on('data', (chunk: Buffer) => {
       out.push(chunk);
@@ -49,7 +55,7 @@ export function runBounded(cmd: BoundedCommand, clock: Clock): Promise<BoundedOu
       if (size <= cmd.maxBytes) return;
       truncated = true;
       if (cmd.keep === 'tail') size = dropOldest(out, size - cmd.maxBytes);
-      else child.kill('SIGKILL');
+      else stop();
     });
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < STDERR_BYTES) stderr += chunk.toString('utf8').slice(0, STDERR_BYTES);
