@@ -1,7 +1,7 @@
 // Server-side validation of the rendered manifests: `kubectl apply --dry-run=server --validate=strict`
 // against a real kube-apiserver + etcd (test/e2e/harness/controlplane.ts), for deploy/base, the example
-// overlay and the taint component. The API server runs defaulting, schema validation (unknown fields are
-// errors), admission and RBAC escalation checks, then discards the objects.
+// overlay and the taint and diagnostics components. The API server runs defaulting, schema validation
+// (unknown fields are errors), admission and RBAC escalation checks, then discards the objects.
 //
 // ServiceMonitor and PrometheusRule are checked against the real prometheus-operator CRDs (from its Go
 // module, test/tools/go-tools.sh; test/support/dry-run.ts installs them), so their specs are validated too.
@@ -56,6 +56,12 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
 
   test('base + taint component is accepted', async () => {
     const docs = kustomizeWith(['taint']);
+    assertAllAccepted(docs, await dryRun(docs));
+  });
+
+  test('base + diagnostics component (CRD included) is accepted', async () => {
+    const docs = kustomizeWith(['diagnostics']);
+    assert.ok(docs.some((d) => d.kind === 'CustomResourceDefinition'));
     assertAllAccepted(docs, await dryRun(docs));
   });
 
