@@ -34,10 +34,6 @@ export function runBounded(cmd: BoundedCommand, clock: Clock): Promise<BoundedOu
       env: { LANG: 'C.UTF-8' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const out: Buffer[] = [];
-    let size = 0;
-    let stderr = '';
-    let truncated = false;
     let timedOut = false;
     // A grandchild may hold the pipes open after the kill: closing our ends ends the wait regardless.
     const stop = () => {
@@ -49,27 +45,51 @@ export function runBounded(cmd: BoundedCommand, clock: Clock): Promise<BoundedOu
       timedOut = true;
       stop();
     }, cmd.timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
-      out.push(chunk);
-      size += chunk.length;
-      if (size <= cmd.maxBytes) return;
-      truncated = true;
-      if (cmd.keep === 'tail') size = dropOldest(out, size - cmd.maxBytes);
-      else stop();
-    });
+    const stdout = new Output(cmd.maxBytes, cmd.keep ?? 'head', stop);
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => stdout.add(chunk));
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < STDERR_BYTES) stderr += chunk.toString('utf8').slice(0, STDERR_BYTES);
     });
     const finish = (code: number | null | undefined, error?: string) => {
       timer.cancel();
-      const all = Buffer.concat(out);
-      const kept = cmd.keep === 'tail' ? all.subarray(Math.max(0, all.length - cmd.maxBytes)) : all;
-      const stdout = kept.subarray(0, cmd.maxBytes).toString('utf8');
-      resolve({ stdout, truncated, timedOut, code, stderr, ...(error ? { error } : {}) });
+      const { truncated } = stdout;
+      resolve({ stdout: stdout.text(), truncated, timedOut, code, stderr, ...(error ? { error } : {}) });
     };
     child.on('error', (err) => finish(undefined, err.message));
     child.on('close', (code) => finish(code));
   });
+}
+
+/** Stdout within maxBytes: the first bytes (then `onFull` stops the command) or the newest ones. */
+class Output {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private readonly maxBytes: number;
+  private readonly keep: 'head' | 'tail';
+  private readonly onFull: () => void;
+  truncated = false;
+
+  constructor(maxBytes: number, keep: 'head' | 'tail', onFull: () => void) {
+    this.maxBytes = maxBytes;
+    this.keep = keep;
+    this.onFull = onFull;
+  }
+
+  add(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.size <= this.maxBytes) return;
+    this.truncated = true;
+    if (this.keep === 'tail') this.size = dropOldest(this.chunks, this.size - this.maxBytes);
+    else this.onFull();
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.chunks);
+    const start = this.keep === 'tail' ? Math.max(0, all.length - this.maxBytes) : 0;
+    return all.subarray(start, start + this.maxBytes).toString('utf8');
+  }
 }
 
 /** Drops whole chunks from the front while more than `excess` bytes would remain; returns the new size. */
