@@ -95,8 +95,8 @@ function journalPart(src: PartSources, unit: string, sinceMinutes: number): Bund
         `--unit=${unit}`,
         `--since=@${since}`,
         '--output=short-iso-precise',
+        // No --quiet: it also silences the notice that tells a missing journal from an empty excerpt.
         '--no-pager',
-        '--quiet',
       ];
       const cmd = {
         command: src.journalctl,
@@ -113,7 +113,7 @@ function journalPart(src: PartSources, unit: string, sinceMinutes: number): Bund
 function journalOutput(out: BoundedOutput): PartOutput {
   if (out.code === undefined) return { absent: `journalctl not runnable: ${out.error ?? 'unknown error'}` };
   // systemd's wording (src/shared/journal-util.c, journal_access_check_and_warn()) for no journal files.
-  if (out.stdout === '' && /No journal files were found/.test(out.stderr))
+  if (/No journal files were found/.test(out.stderr))
     return { absent: 'no journal files in the journal directory' };
   if (out.timedOut) return { text: out.stdout, truncated: true, note: 'journalctl timed out; partial' };
   if (out.code !== 0 && !out.truncated)
