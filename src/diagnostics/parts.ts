@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Clock } from '../core/clock.ts';
 import type { Condition } from '../core/types.ts';
 import { type BoundedOutput, runBounded } from '../host/bounded-command.ts';
-import { type KmsgSnapshotDevice, snapshotKmsg } from '../host/kmsg-snapshot.ts';
+import { type KmsgDevice, snapshotKmsg } from '../host/kmsg-snapshot.ts';
 import type { HostPaths } from '../host/paths.ts';
 import { readText } from '../host/proc.ts';
 import { detectJournalDirectory } from '../sources/journald/args.ts';
@@ -27,7 +27,7 @@ export interface PartSources {
   readonly conditions: () => readonly Condition[];
   readonly events: () => readonly RecentEvent[];
   readonly metrics: () => Promise<string>;
-  readonly kmsgDevice?: KmsgSnapshotDevice;
+  readonly kmsgDevice?: KmsgDevice;
   /** Directory listing for journal detection; readdirSync by default. */
   readonly listDir?: (path: string) => readonly string[] | undefined;
 }

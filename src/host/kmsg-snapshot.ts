@@ -1,16 +1,21 @@
 import * as nodeFs from 'node:fs';
 
-/** The syscalls a snapshot makes; the real device, or a fake in tests. */
-export interface KmsgSnapshotDevice {
+/**
+ * The three syscalls a /dev/kmsg reader makes; the real device, or a fake in tests. Node cannot poll a
+ * character device and blocking reads pin a libuv thread until the next kernel record (blocking
+ * shutdown), so the device is opened non-blocking and drained with synchronous reads.
+ */
+export interface KmsgDevice {
   openSync(path: string, flags: number): number;
-  /** One record per read; throws errno errors (EAGAIN at the end of the ring, EPIPE when overrun). */
+  /** Reads one record into buffer and returns its length; throws errno errors (EAGAIN, EPIPE, ...). */
   readSync(fd: number, buffer: Buffer): number;
   closeSync(fd: number): void;
 }
 
-export function nodeKmsgSnapshotDevice(): KmsgSnapshotDevice {
+export function nodeKmsgDevice(): KmsgDevice {
   return {
     openSync: (path, flags) => nodeFs.openSync(path, flags),
+    // The driver ignores positions; null keeps Node from tracking one.
     readSync: (fd, buffer) => nodeFs.readSync(fd, buffer, 0, buffer.length, null),
     closeSync: (fd) => nodeFs.closeSync(fd),
   };
@@ -39,7 +44,7 @@ function errnoCode(err: unknown): string | undefined {
 export function snapshotKmsg(
   path: string,
   limits: { readonly maxBytes: number; readonly maxRecords: number },
-  device: KmsgSnapshotDevice = nodeKmsgSnapshotDevice(),
+  device: KmsgDevice = nodeKmsgDevice(),
 ): KmsgSnapshot {
   const fd = device.openSync(path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
   const kept: string[] = [];

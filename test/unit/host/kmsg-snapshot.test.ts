@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type KmsgSnapshotDevice, snapshotKmsg } from '../../../src/host/kmsg-snapshot.ts';
+import { type KmsgDevice, snapshotKmsg } from '../../../src/host/kmsg-snapshot.ts';
 
 function errno(code: string): Error {
   return Object.assign(new Error(code), { code });
 }
 
 /** Hands out the records (or errno codes) in order, then EAGAIN; counts opens and closes. */
-function device(records: (string | Error)[]): KmsgSnapshotDevice & { closed: number } {
+function device(records: (string | Error)[]): KmsgDevice & { closed: number } {
   let i = 0;
   const dev = {
     closed: 0,
