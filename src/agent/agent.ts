@@ -188,7 +188,10 @@ export class Agent {
       aggregated: checkOwners(this.deps.configs).aggregated,
       outlets: {
         conditions,
-        events: (source, events) => exporter.events.dispatch(source, events),
+        events: (source, events) => {
+          exporter.diagnostics?.events.observe(source, events);
+          exporter.events.dispatch(source, events);
+        },
         statuses: this.subsystems ? [(s: Status) => this.subsystems?.reporter.observe(s)] : [],
       },
     });

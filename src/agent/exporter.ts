@@ -16,6 +16,7 @@ import { resolveConnection } from '../kube/config.ts';
 import type { ApiConnection } from '../kube/connection.ts';
 import { NodeInfo } from '../kube/node-info.ts';
 import { TaintController } from '../taints/controller.ts';
+import { createDiagnostics, type DiagnosticsFeature } from './diagnostics.ts';
 import type { Options } from './options.ts';
 
 /**
@@ -42,6 +43,8 @@ export interface Exporter {
   readonly conditions: ConditionManager;
   /** Only in kubernetes mode with --taint-on-condition: sees every condition update too. */
   readonly taints?: TaintController;
+  /** Only in kubernetes mode with --diagnostics. */
+  readonly diagnostics?: DiagnosticsFeature;
   /** After a reload: the condition types the agent now owns (dropped ones are deleted on the Node). */
   setConditionTypes?(types: readonly string[]): void;
   /** Takes monitor events; they are recorded once the Node UID is known (at once without a cluster). */
@@ -73,6 +76,7 @@ async function findCluster(deps: ExporterDeps): Promise<ApiConnection | undefine
       logger.warn('no cluster config found (in-cluster, --kubeconfig, KUBECONFIG); running standalone');
     if (options.taintOnCondition.length > 0)
       logger.warn('--taint-on-condition needs a cluster; no taints will be set');
+    if (options.diagnostics) logger.warn('--diagnostics needs a cluster; no requests will be served');
   }
   return connection;
 }
@@ -86,6 +90,7 @@ interface KubeParts {
   readonly startup: Promise<StartupPlan | undefined>;
   readonly conditions: ConditionManager;
   readonly taints: TaintController | undefined;
+  readonly diagnostics: DiagnosticsFeature | undefined;
   readonly persist: PersistSinks;
   readonly startedAt: number;
 }
@@ -99,7 +104,9 @@ function kubernetes(deps: ExporterDeps, connection: ApiConnection): Exporter {
   const startedAt = clock.now();
   const taints = createTaints(deps, client, startup);
   const persist = createPersistSinks(options, { clock, registry, logger });
-  return kubeExporter({ deps, client, nodeInfo, ownership, startup, conditions, taints, persist, startedAt });
+  const diagnostics = createDiagnostics(deps, client, () => conditions.conditions());
+  const parts = { deps, client, nodeInfo, ownership, startup, conditions, taints, diagnostics, persist };
+  return kubeExporter({ ...parts, startedAt });
 }
 
 function connectNode(
@@ -170,7 +177,7 @@ function startConditions(
 }
 
 function kubeExporter(parts: KubeParts): Exporter {
-  const { conditions, ownership, taints } = parts;
+  const { conditions, ownership, taints, diagnostics } = parts;
   let pipeline: EventOutlet | undefined;
   const events = new EventDispatcher(parts.deps.registry);
   // Events wait in the dispatcher until the Node's UID and the watermarks of the last run are known.
@@ -192,11 +199,13 @@ function kubeExporter(parts: KubeParts): Exporter {
       conditions.requestSync(0);
     },
     ...(taints ? { taints } : {}),
+    ...(diagnostics ? { diagnostics } : {}),
     events,
     async stop(graceMs) {
       parts.nodeInfo.stop();
       conditions.stop();
       taints?.stop();
+      diagnostics?.stop();
       await pipeline?.shutdown(graceMs);
       await parts.persist.close();
       parts.client.close();

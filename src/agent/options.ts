@@ -35,6 +35,9 @@ export interface Options extends EventSinkOptions {
   /** --subsystem-conditions: also publish KernelReady, NetworkingReady, ... (docs/rules.md). */
   readonly subsystemConditions: boolean;
   readonly subsystemWindowMs: number;
+  /** --diagnostics: serve NodeDiagnostic requests for this node (needs deploy/components/diagnostics). */
+  readonly diagnostics: boolean;
+  readonly diagnosticsPollMs: number;
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -83,6 +86,12 @@ export const FLAGS: readonly FlagSpec[] = [
     false,
   ),
   D('subsystem-window', 'How long an event keeps its subsystem condition False', '10m'),
+  B(
+    'diagnostics',
+    'Serve NodeDiagnostic requests for this node (CRD and RBAC: deploy/components/diagnostics)',
+    false,
+  ),
+  D('diagnostics-poll-period', 'How often NodeDiagnostic requests for this node are listed', '10s'),
   B('version', 'Print the version and exit', false),
   B('help', 'Print this help and exit', false),
   IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
@@ -155,6 +164,8 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     configReloadMs: f.dur('config-reload-period'),
     taintOnCondition: taints.rules,
     ...subsystemOptions(f),
+    diagnostics: f.get('diagnostics') === 'true',
+    diagnosticsPollMs: f.dur('diagnostics-poll-period'),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
   };

@@ -18,7 +18,14 @@ import {
   registeredMetricNames,
 } from './support.ts';
 
-const DOCS = ['install.md', 'migration-from-npd.md', 'consumers.md', 'metrics.md', 'troubleshooting.md'];
+const DOCS = [
+  'install.md',
+  'migration-from-npd.md',
+  'consumers.md',
+  'metrics.md',
+  'troubleshooting.md',
+  'diagnostics.md',
+];
 const read = (doc: string): string => readFileSync(join(ROOT, 'docs', doc), 'utf8');
 
 /** Fenced blocks of one language. */

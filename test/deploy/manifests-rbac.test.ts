@@ -76,4 +76,34 @@ describe('deploy/ kustomize: RBAC', { skip }, () => {
       'base role unchanged',
     );
   });
+
+  test('the diagnostics component adds the CRD, its own role (read requests, write status) and --diagnostics', {
+    skip,
+  }, () => {
+    const docs = kustomizeWith(['diagnostics']);
+    const crd = one(docs, 'CustomResourceDefinition', 'nodediagnostics.node-problem-detector.io');
+    assert.equal(get(crd, 'spec.scope'), 'Cluster');
+    const role = one(docs, 'ClusterRole', 'node-problem-detector-diagnostics');
+    assert.deepEqual(role.rules, [
+      {
+        apiGroups: ['node-problem-detector.io'],
+        resources: ['nodediagnostics'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      {
+        apiGroups: ['node-problem-detector.io'],
+        resources: ['nodediagnostics/status'],
+        verbs: ['update', 'patch'],
+      },
+    ]);
+    const binding = one(docs, 'ClusterRoleBinding', 'node-problem-detector-diagnostics');
+    assert.deepEqual(binding.subjects, AGENT_SUBJECTS);
+    const args = get(one(docs, 'DaemonSet'), 'spec.template.spec.containers.0.args') as string[];
+    assert.ok(args.includes('--diagnostics'), args.join(' '));
+    assert.deepEqual(
+      one(docs, 'ClusterRole', 'node-problem-detector').rules,
+      EXPECTED_RULES,
+      'base role unchanged',
+    );
+  });
 });

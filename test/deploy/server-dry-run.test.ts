@@ -1,7 +1,8 @@
 // Server-side validation of the rendered manifests: `kubectl apply --dry-run=server --validate=strict`
 // against a real kube-apiserver + etcd (test/e2e/harness/controlplane.ts), for deploy/base, the example
-// overlay and every component. The API server runs defaulting, schema validation (unknown fields are
-// errors), admission and RBAC escalation checks, then discards the objects.
+// overlay and every component (taint, journald, node-probes, gpu, diagnostics). The API server runs
+// defaulting, schema validation (unknown fields are errors), admission and RBAC escalation checks, then
+// discards the objects.
 //
 // ServiceMonitor and PrometheusRule are checked against the real prometheus-operator CRDs (from its Go
 // module, test/tools/go-tools.sh; test/support/dry-run.ts installs them), so their specs are validated too.
@@ -90,6 +91,12 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     await ok(['label', '--overwrite', 'namespace', ns, 'pod-security.kubernetes.io/enforce=privileged']);
     const admitted = await dryRun([pod as unknown as Doc]);
     assert.equal(admitted.code, 0, `a privileged namespace admits the pod:\n${admitted.stderr}`);
+  });
+
+  test('base + diagnostics component (CRD included) is accepted', async () => {
+    const docs = kustomizeWith(['diagnostics']);
+    assert.ok(docs.some((d) => d.kind === 'CustomResourceDefinition'));
+    assertAllAccepted(docs, await dryRun(docs));
   });
 
   test('a dry run persists nothing', async () => {

@@ -8,28 +8,10 @@ import type { LogLine, MonitorHealth } from '../../core/types.ts';
 import { linesMalformed, linesRead } from '../metrics.ts';
 import { bootTimeMs, readUptimeMs, startTime, type TextFileReader } from '../start-time.ts';
 import { kmsgAccessHint, toError } from './access.ts';
+import { type KmsgDevice, nodeKmsgDevice } from '../../host/kmsg-snapshot.ts';
 import { type KmsgRecord, kmsgTimestampMs, parseKmsgRecord } from './parser.ts';
 
-/**
- * The three syscalls the reader makes. Node cannot poll a character device and blocking reads pin a
- * libuv thread until the next kernel record (blocking shutdown), so the device is opened non-blocking
- * and drained with synchronous reads on a timer instead.
- */
-export interface KmsgDevice {
-  openSync(path: string, flags: number): number;
-  /** Reads one record into buffer and returns its length; throws errno errors (EAGAIN, EPIPE, ...). */
-  readSync(fd: number, buffer: Buffer): number;
-  closeSync(fd: number): void;
-}
-
-export function nodeKmsgDevice(): KmsgDevice {
-  return {
-    openSync: (path, flags) => nodeFs.openSync(path, flags),
-    // The driver ignores positions; null keeps Node from tracking one.
-    readSync: (fd, buffer) => nodeFs.readSync(fd, buffer, 0, buffer.length, null),
-    closeSync: (fd) => nodeFs.closeSync(fd),
-  };
-}
+export type { KmsgDevice } from '../../host/kmsg-snapshot.ts';
 
 export interface KmsgReaderOptions {
   readonly clock: Clock;

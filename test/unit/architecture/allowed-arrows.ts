@@ -4,7 +4,8 @@ import type { AllowedArrows } from './import-graph.ts';
  * Which unit of src/ may import which. Imports point downstream, into a port or a leaf: core/ and
  * gocompat/ import nothing in src; host/ and kube/ are protocol clients with no domain imports;
  * sources/ read logs, monitors/ turn them (and probes, plugins, stats) into statuses through rules/;
- * conditions/, taints/ and events/ act on the API through kube/; events/persist/ (webhook, file, OTLP) is
+ * conditions/, taints/ and events/ act on the API through kube/; diagnostics/ serves NodeDiagnostic
+ * requests through kube/, reading the host through host/ (and journal detection from sources/); events/persist/ (webhook, file, OTLP) is
  * an adapter on the event pipeline that speaks its receivers' protocols through kube/http and host/protobuf; agent/ wires everything and the root files (main.ts, cli.ts) start it.
  * The table itself must stay acyclic: the test checks that too.
  */
@@ -20,6 +21,7 @@ export const ALLOWED: AllowedArrows = {
   monitors: ['core', 'gocompat', 'config', 'host', 'metrics', 'rules', 'sources'],
   conditions: ['core', 'config', 'kube'],
   taints: ['core', 'kube'],
+  diagnostics: ['core', 'host', 'kube', 'sources'],
   events: ['core', 'metrics', 'kube'],
   'events/persist': ['core', 'events', 'kube', 'host'],
   server: ['core'],
@@ -36,6 +38,7 @@ export const ALLOWED: AllowedArrows = {
     'monitors',
     'conditions',
     'taints',
+    'diagnostics',
     'events',
     'events/persist',
     'server',

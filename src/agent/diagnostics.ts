@@ -1,0 +1,60 @@
+import type { Registry } from 'prom-client';
+import type { Clock } from '../core/clock.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Condition } from '../core/types.ts';
+import { DiagnosticsController } from '../diagnostics/controller.ts';
+import { bundleParts } from '../diagnostics/parts.ts';
+import { RecentEvents } from '../diagnostics/recent-events.ts';
+import { uploadBundle } from '../diagnostics/upload.ts';
+import { hostPaths } from '../host/paths.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { listNodeDiagnostics, patchNodeDiagnosticStatus } from '../kube/node-diagnostics.ts';
+import type { Options } from './options.ts';
+
+/** The running --diagnostics feature: the events it keeps for bundles, and how to stop it. */
+export interface DiagnosticsFeature {
+  readonly events: RecentEvents;
+  stop(): void;
+}
+
+export interface DiagnosticsDeps {
+  readonly options: Options;
+  readonly clock: Clock;
+  readonly registry: Registry;
+  readonly logger: Logger;
+}
+
+/** Opt-in: without --diagnostics nothing is built, so no NodeDiagnostic is ever read. */
+export function createDiagnostics(
+  deps: DiagnosticsDeps,
+  client: KubeClient,
+  conditions: () => readonly Condition[],
+): DiagnosticsFeature | undefined {
+  const { options, clock, registry, logger } = deps;
+  if (!options.diagnostics) return undefined;
+  const nodeName = options.nodeName;
+  const events = new RecentEvents();
+  const sources = {
+    paths: hostPaths(options.hostRoot),
+    clock,
+    journalctl: 'journalctl',
+    conditions,
+    events: () => events.list(),
+    metrics: () => registry.metrics(),
+  };
+  const controller = new DiagnosticsController({
+    api: {
+      list: () => listNodeDiagnostics(client, nodeName),
+      patchStatus: (name, status) => patchNodeDiagnosticStatus(client, name, status),
+    },
+    nodeName,
+    clock,
+    registry,
+    logger,
+    parts: (sinceMinutes) => bundleParts(sources, sinceMinutes),
+    upload: (url, body) => uploadBundle(url, body, clock),
+    pollPeriodMs: options.diagnosticsPollMs,
+  });
+  controller.start();
+  return { events, stop: () => controller.stop() };
+}

@@ -1,0 +1,223 @@
+import type { Registry } from 'prom-client';
+import type { Clock, TimerHandle } from '../core/clock.ts';
+import type { Logger } from '../core/logger.ts';
+import type { NodeDiagnosticRequest, NodeDiagnosticStatus } from '../kube/node-diagnostics.ts';
+import { type BundlePart, type CollectedBundle, collectBundle } from './collect.ts';
+import { type DiagnosticsMetrics, diagnosticsMetrics } from './metrics.ts';
+import { tarGz } from './tar.ts';
+
+export const DIAGNOSTICS_POLL_PERIOD_MS = 10_000;
+export const DEFAULT_SINCE_MINUTES = 60;
+export const MAX_SINCE_MINUTES = 24 * 60;
+export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+export const MIN_MAX_BYTES = 1024;
+export const MAX_MAX_BYTES = 64 * 1024 * 1024;
+export const COLLECT_TIMEOUT_MS = 60_000;
+
+const TERMINAL = new Set(['Succeeded', 'Failed']);
+
+/** The two API calls the controller makes, bound to its node; the real client or a fake. */
+export interface DiagnosticsApi {
+  list(): Promise<readonly NodeDiagnosticRequest[]>;
+  patchStatus(name: string, status: NodeDiagnosticStatus): Promise<void>;
+}
+
+export interface DiagnosticsControllerOptions {
+  readonly api: DiagnosticsApi;
+  readonly nodeName: string;
+  readonly clock: Clock;
+  readonly registry: Registry;
+  readonly logger: Logger;
+  /** The bundle's parts for a request going back `sinceMinutes`. */
+  readonly parts: (sinceMinutes: number) => readonly BundlePart[];
+  /** PUTs the bundle; throws an error whose message is safe to show (never the URL). */
+  readonly upload: (uploadURL: string, body: Buffer) => Promise<void>;
+  readonly pollPeriodMs?: number;
+  readonly collectTimeoutMs?: number;
+}
+
+const clamp = (v: number | undefined, def: number, min: number, max: number) =>
+  Math.min(max, Math.max(min, Math.floor(v ?? def)));
+
+/**
+ * Serves NodeDiagnostic requests for this node, one at a time: marks a request Running, collects a
+ * bounded bundle, uploads it and writes Succeeded or Failed. A request with a terminal phase is never
+ * redone (also after a restart: the phase is on the object); a Running one left by a crashed agent is.
+ * A request for another node is ignored even if the API server hands it over. A final status that
+ * could not be written is retried on the next poll without collecting again.
+ */
+export class DiagnosticsController {
+  private readonly opts: DiagnosticsControllerOptions;
+  private readonly metrics: DiagnosticsMetrics;
+  private readonly handled = new Set<string>();
+  private readonly ignored = new Set<string>();
+  private readonly unreported = new Map<string, NodeDiagnosticStatus>();
+  private timer: TimerHandle | undefined;
+  private running = false;
+
+  constructor(opts: DiagnosticsControllerOptions) {
+    this.opts = opts;
+    this.metrics = diagnosticsMetrics(opts.registry);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** A request in progress still finishes; nothing is scheduled after it. */
+  stop(): void {
+    this.running = false;
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = this.opts.clock.setTimeout(() => void this.poll(), ms);
+  }
+
+  /** One pass over the listed requests; exposed for tests, which drive it without timers. */
+  async poll(): Promise<void> {
+    try {
+      const items = await this.opts.api.list();
+      this.forgetGone(items);
+      for (const item of items) await this.consider(item);
+    } catch (err) {
+      this.metrics.failure('list');
+      this.opts.logger.warn({ err }, 'listing NodeDiagnostic requests failed; retrying');
+    }
+    if (this.running) this.schedule(this.opts.pollPeriodMs ?? DIAGNOSTICS_POLL_PERIOD_MS);
+  }
+
+  private forgetGone(items: readonly NodeDiagnosticRequest[]): void {
+    const present = new Set(items.map((i) => i.uid));
+    for (const set of [this.handled, this.ignored])
+      for (const uid of set) if (!present.has(uid)) set.delete(uid);
+    for (const uid of this.unreported.keys()) if (!present.has(uid)) this.unreported.delete(uid);
+  }
+
+  private async consider(req: NodeDiagnosticRequest): Promise<void> {
+    if (req.nodeName !== this.opts.nodeName) {
+      if (this.ignored.has(req.uid)) return;
+      this.ignored.add(req.uid);
+      this.metrics.ignored('other_node');
+      this.opts.logger.warn(
+        { request: req.name, node: req.nodeName },
+        'ignoring a NodeDiagnostic for another node',
+      );
+      return;
+    }
+    const pending = this.unreported.get(req.uid);
+    if (pending) return this.report(req, pending);
+    if (TERMINAL.has(req.phase) || this.handled.has(req.uid)) return;
+    await this.handle(req);
+  }
+
+  private async handle(req: NodeDiagnosticRequest): Promise<void> {
+    const startedAt = new Date(this.opts.clock.now()).toISOString();
+    try {
+      await this.opts.api.patchStatus(req.name, { phase: 'Running', message: 'collecting', startedAt });
+    } catch (err) {
+      this.metrics.failure('status');
+      this.opts.logger.warn({ err, request: req.name }, 'could not mark a NodeDiagnostic Running; retrying');
+      return;
+    }
+    this.handled.add(req.uid);
+    this.opts.logger.info({ request: req.name }, 'collecting a diagnostics bundle');
+    await this.report(req, await this.produce(req, startedAt));
+  }
+
+  private async produce(req: NodeDiagnosticRequest, startedAt: string): Promise<NodeDiagnosticStatus> {
+    const { clock } = this.opts;
+    const sinceMinutes = clamp(req.sinceMinutes, DEFAULT_SINCE_MINUTES, 1, MAX_SINCE_MINUTES);
+    const maxBytes = clamp(req.maxBytes, DEFAULT_MAX_BYTES, MIN_MAX_BYTES, MAX_MAX_BYTES);
+    const limits = { maxBytes, timeoutMs: this.opts.collectTimeoutMs ?? COLLECT_TIMEOUT_MS };
+    const bundle = await collectBundle(this.opts.parts(sinceMinutes), limits, clock);
+    for (const p of bundle.parts) this.metrics.part(p.status);
+    const manifest = bundleManifest(req, bundle, { sinceMinutes, maxBytes, createdAt: clock.now() });
+    const body = tarGz([...bundle.files, manifest], clock.now());
+    try {
+      await this.opts.upload(req.uploadURL, body);
+    } catch (err) {
+      this.metrics.failure('upload');
+      this.metrics.request('failed');
+      return finalStatus(false, (err as Error).message, startedAt, clock.now());
+    }
+    this.metrics.request('succeeded');
+    this.metrics.uploaded(body.length);
+    return {
+      ...finalStatus(true, successMessage(body.length, bundle), startedAt, clock.now()),
+      bytes: body.length,
+    };
+  }
+
+  private async report(req: NodeDiagnosticRequest, status: NodeDiagnosticStatus): Promise<void> {
+    try {
+      await this.opts.api.patchStatus(req.name, status);
+      this.unreported.delete(req.uid);
+      this.opts.logger.info(
+        { request: req.name, phase: status.phase, message: status.message },
+        'NodeDiagnostic done',
+      );
+    } catch (err) {
+      this.unreported.set(req.uid, status);
+      this.metrics.failure('status');
+      this.opts.logger.warn({ err, request: req.name }, 'could not write a NodeDiagnostic result; retrying');
+    }
+  }
+}
+
+function finalStatus(ok: boolean, message: string, startedAt: string, now: number): NodeDiagnosticStatus {
+  const at = new Date(now).toISOString();
+  return {
+    phase: ok ? 'Succeeded' : 'Failed',
+    message,
+    startedAt,
+    completedAt: at,
+    conditions: [
+      {
+        type: 'Complete',
+        status: ok ? 'True' : 'False',
+        reason: ok ? 'Uploaded' : 'UploadFailed',
+        message,
+        lastTransitionTime: at,
+      },
+    ],
+  };
+}
+
+function successMessage(bytes: number, bundle: CollectedBundle): string {
+  const labels: readonly [string, string][] = [
+    ['truncated', 'truncated'],
+    ['skipped', 'skipped'],
+    ['absent', 'absent'],
+    ['failed', 'error'],
+  ];
+  const notes: string[] = [];
+  for (const [label, status] of labels) {
+    const names = bundle.parts.filter((p) => p.status === status).map((p) => p.name);
+    if (names.length > 0) notes.push(`${label}: ${names.join(', ')}`);
+  }
+  return `uploaded ${bytes} bytes${notes.length ? `; ${notes.join('; ')}` : ''} (see manifest.json)`;
+}
+
+/** What the bundle holds and what it leaves out on purpose, as its first file an operator reads. */
+function bundleManifest(
+  req: NodeDiagnosticRequest,
+  bundle: CollectedBundle,
+  facts: { sinceMinutes: number; maxBytes: number; createdAt: number },
+): { name: string; data: Buffer } {
+  const manifest = {
+    kind: 'NodeDiagnosticBundle',
+    request: req.name,
+    node: req.nodeName,
+    createdAt: new Date(facts.createdAt).toISOString(),
+    sinceMinutes: facts.sinceMinutes,
+    maxBytes: facts.maxBytes,
+    contentBytes: bundle.contentBytes,
+    parts: bundle.parts,
+    neverCollected: ['environment variables', 'kubeconfig files', 'service-account tokens', 'Secrets'],
+  };
+  return { name: 'manifest.json', data: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) };
+}

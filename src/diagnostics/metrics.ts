@@ -1,0 +1,50 @@
+import type { Registry } from 'prom-client';
+import { counter } from '../core/metrics.ts';
+import type { PartStatus } from './collect.ts';
+
+export type FailureStage = 'list' | 'status' | 'upload';
+
+export interface DiagnosticsMetrics {
+  request(result: 'succeeded' | 'failed'): void;
+  uploaded(bytes: number): void;
+  failure(stage: FailureStage): void;
+  ignored(reason: 'other_node'): void;
+  part(status: PartStatus): void;
+}
+
+export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
+  const requests = counter(registry, {
+    name: 'npd_diagnostics_requests_total',
+    help: 'NodeDiagnostic requests handled by this agent, by result.',
+    labelNames: ['result'],
+  });
+  const bytes = counter(registry, {
+    name: 'npd_diagnostics_uploaded_bytes_total',
+    help: 'Bytes of diagnostics bundles uploaded (compressed, as sent).',
+  });
+  const failures = counter(registry, {
+    name: 'npd_diagnostics_failures_total',
+    help: 'Diagnostics failures by stage: list (reading requests), status (writing them), upload.',
+    labelNames: ['stage'],
+  });
+  const ignored = counter(registry, {
+    name: 'npd_diagnostics_ignored_total',
+    help: 'NodeDiagnostic requests ignored, by reason (other_node: addressed to another node).',
+    labelNames: ['reason'],
+  });
+  const parts = counter(registry, {
+    name: 'npd_diagnostics_parts_total',
+    help: 'Bundle parts collected, by status (ok, truncated, absent, error, skipped).',
+    labelNames: ['status'],
+  });
+  for (const result of ['succeeded', 'failed']) requests.inc({ result }, 0);
+  for (const stage of ['list', 'status', 'upload']) failures.inc({ stage }, 0);
+  ignored.inc({ reason: 'other_node' }, 0);
+  return {
+    request: (result) => requests.inc({ result }),
+    uploaded: (n) => bytes.inc(n),
+    failure: (stage) => failures.inc({ stage }),
+    ignored: (reason) => ignored.inc({ reason }),
+    part: (status) => parts.inc({ status }),
+  };
+}

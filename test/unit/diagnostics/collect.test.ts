@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FakeClock } from '../../../src/core/clock.ts';
+import {
+  type BundlePart,
+  collectBundle,
+  type PartOutput,
+  tailBytes,
+} from '../../../src/diagnostics/collect.ts';
+
+function part(name: string, text: string, maxBytes = 1 << 20): BundlePart & { budgets: number[] } {
+  const budgets: number[] = [];
+  return {
+    name,
+    maxBytes,
+    budgets,
+    read: async (budget) => {
+      budgets.push(budget);
+      return { text };
+    },
+  };
+}
+
+const fixed = (name: string, out: PartOutput | Error): BundlePart => ({
+  name,
+  maxBytes: 1 << 20,
+  read: async () => {
+    if (out instanceof Error) throw out;
+    return out;
+  },
+});
+
+describe('collectBundle limits', () => {
+  it('gives each part what is left of maxBytes, cuts to the newest bytes and skips the rest', async () => {
+    const a = part('a.txt', 'x'.repeat(600));
+    const b = part('b.txt', `${'old '.repeat(200)}NEWEST`);
+    const c = part('c.txt', 'never read');
+    const bundle = await collectBundle([a, b, c], { maxBytes: 1000, timeoutMs: 60_000 }, new FakeClock());
+    assert.deepEqual(a.budgets, [1000]);
+    assert.deepEqual(b.budgets, [400]);
+    assert.deepEqual(c.budgets, [], 'no budget left: not even read');
+    assert.equal(bundle.contentBytes, 1000);
+    const bText = bundle.files.find((f) => f.name === 'b.txt')?.data.toString() ?? '';
+    assert.equal(bText.length, 400);
+    assert.ok(bText.endsWith('NEWEST'), 'the tail is kept');
+    assert.deepEqual(
+      bundle.parts.map((p) => [p.name, p.status, p.bytes]),
+      [
+        ['a.txt', 'ok', 600],
+        ['b.txt', 'truncated', 400],
+        ['c.txt', 'skipped', 0],
+      ],
+    );
+  });
+
+  it('a part never gets more than its own cap', async () => {
+    const a = part('a.txt', 'y'.repeat(50), 10);
+    const bundle = await collectBundle([a], { maxBytes: 1000, timeoutMs: 60_000 }, new FakeClock());
+    assert.deepEqual(a.budgets, [10]);
+    assert.equal(bundle.contentBytes, 10);
+    assert.equal(bundle.parts[0]?.status, 'truncated');
+  });
+
+  it('records absent and failed parts without failing the bundle, redacting error messages', async () => {
+    const bundle = await collectBundle(
+      [
+        fixed('journal.log', { absent: 'no journal directory' }),
+        fixed('boom.txt', new Error('read failed: password=hunter2')),
+        fixed('ok.txt', { text: 'fine\n' }),
+      ],
+      { maxBytes: 1000, timeoutMs: 60_000 },
+      new FakeClock(),
+    );
+    assert.deepEqual(bundle.parts, [
+      { name: 'journal.log', status: 'absent', bytes: 0, note: 'no journal directory' },
+      { name: 'boom.txt', status: 'error', bytes: 0, note: 'read failed: password=[REDACTED]' },
+      { name: 'ok.txt', status: 'ok', bytes: 5 },
+    ]);
+    assert.deepEqual(
+      bundle.files.map((f) => f.name),
+      ['ok.txt'],
+    );
+  });
+
+  it('abandons a part still running at the time limit and skips the parts after it', async () => {
+    const clock = new FakeClock();
+    const hung: BundlePart = { name: 'hung.txt', maxBytes: 100, read: () => new Promise(() => {}) };
+    const pending = collectBundle(
+      [hung, part('late.txt', 'late')],
+      { maxBytes: 1000, timeoutMs: 5_000 },
+      clock,
+    );
+    await new Promise((r) => setImmediate(r));
+    clock.advance(4_999);
+    await new Promise((r) => setImmediate(r));
+    clock.advance(1);
+    const bundle = await pending;
+    assert.deepEqual(
+      bundle.parts.map((p) => [p.name, p.status, p.note]),
+      [
+        ['hung.txt', 'error', 'time limit reached'],
+        ['late.txt', 'skipped', 'time limit reached before this part'],
+      ],
+    );
+  });
+
+  it('redacts before cutting, so a credential cannot survive by being cut in half', async () => {
+    const text = `start Authorization: Bearer abcdefghijklmnop end`;
+    const bundle = await collectBundle(
+      [part('k.txt', text)],
+      { maxBytes: 1000, timeoutMs: 1000 },
+      new FakeClock(),
+    );
+    assert.equal(bundle.files[0]?.data.toString(), 'start Authorization: Bearer [REDACTED] end');
+  });
+
+  it('tailBytes never splits a UTF-8 character', () => {
+    assert.deepEqual(tailBytes('aé', 1), { text: '', cut: true });
+    assert.deepEqual(tailBytes('aé', 2), { text: 'é', cut: true });
+    assert.deepEqual(tailBytes('aé', 3), { text: 'aé', cut: false });
+  });
+});

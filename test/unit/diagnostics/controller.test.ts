@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FakeClock } from '../../../src/core/clock.ts';
+import { silentLogger } from '../../../src/core/logger.ts';
+import { createRegistry } from '../../../src/core/metrics.ts';
+import type { BundlePart } from '../../../src/diagnostics/collect.ts';
+import { DiagnosticsController } from '../../../src/diagnostics/controller.ts';
+import type { NodeDiagnosticRequest, NodeDiagnosticStatus } from '../../../src/kube/node-diagnostics.ts';
+
+const NODE = 'n1';
+
+function request(name: string, over: Partial<NodeDiagnosticRequest> = {}): NodeDiagnosticRequest {
+  return {
+    name,
+    uid: `uid-${name}`,
+    nodeName: NODE,
+    uploadURL: `http://127.0.0.1/${name}?sig=secret`,
+    sinceMinutes: undefined,
+    maxBytes: undefined,
+    phase: '',
+    ...over,
+  };
+}
+
+function setup(items: NodeDiagnosticRequest[]) {
+  const registry = createRegistry();
+  const patches: [string, NodeDiagnosticStatus][] = [];
+  const uploads: { url: string; bytes: number }[] = [];
+  const sinces: number[] = [];
+  const faults = { patch: 0, upload: undefined as Error | undefined };
+  const parts: BundlePart[] = [
+    { name: 'a.txt', maxBytes: 1 << 20, read: async () => ({ text: 'a'.repeat(4096) }) },
+  ];
+  const controller = new DiagnosticsController({
+    api: {
+      list: async () => items,
+      patchStatus: async (name, status) => {
+        if (faults.patch > 0 && status.phase !== 'Running') {
+          faults.patch--;
+          throw new Error('apiserver down');
+        }
+        patches.push([name, status]);
+      },
+    },
+    nodeName: NODE,
+    clock: new FakeClock(),
+    registry,
+    logger: silentLogger(),
+    parts: (since) => {
+      sinces.push(since);
+      return parts;
+    },
+    upload: async (url, body) => {
+      if (faults.upload) throw faults.upload;
+      uploads.push({ url, bytes: body.length });
+    },
+  });
+  const metric = async (name: string, labels: Record<string, string> = {}) => {
+    const m = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+    return m.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
+  };
+  return { controller, patches, uploads, sinces, faults, metric };
+}
+
+describe('DiagnosticsController', () => {
+  it('serves a request once: Running, upload, Succeeded with the bytes', async () => {
+    const { controller, patches, uploads, metric } = setup([request('r1')]);
+    await controller.poll();
+    await controller.poll();
+    assert.equal(uploads.length, 1, 'a second poll does not redo it');
+    assert.deepEqual(
+      patches.map(([n, s]) => [n, s.phase]),
+      [
+        ['r1', 'Running'],
+        ['r1', 'Succeeded'],
+      ],
+    );
+    const done = patches[1]?.[1];
+    assert.equal(done?.bytes, uploads[0]?.bytes);
+    assert.match(done?.message ?? '', /^uploaded \d+ bytes/);
+    assert.equal(JSON.stringify(patches).includes('secret'), false, 'the URL never enters a status');
+    assert.equal(await metric('npd_diagnostics_requests_total', { result: 'succeeded' }), 1);
+    assert.equal(await metric('npd_diagnostics_uploaded_bytes_total'), uploads[0]?.bytes);
+  });
+
+  it('ignores a request for another node even when the API server returns it', async () => {
+    const { controller, patches, uploads, metric } = setup([request('r2', { nodeName: 'other' })]);
+    await controller.poll();
+    await controller.poll();
+    assert.deepEqual(patches, []);
+    assert.deepEqual(uploads, []);
+    assert.equal(await metric('npd_diagnostics_ignored_total', { reason: 'other_node' }), 1, 'counted once');
+  });
+
+  it('never redoes a terminal request (a restarted agent finds the phase on the object)', async () => {
+    const { controller, patches, uploads } = setup([
+      request('done', { phase: 'Succeeded' }),
+      request('failed', { phase: 'Failed' }),
+      request('interrupted', { phase: 'Running' }),
+    ]);
+    await controller.poll();
+    assert.deepEqual(
+      uploads.map((u) => u.url.split('?')[0]),
+      ['http://127.0.0.1/interrupted'],
+    );
+    assert.deepEqual([...new Set(patches.map(([n]) => n))], ['interrupted']);
+  });
+
+  it('an upload failure gives Failed with its message and counts it', async () => {
+    const { controller, patches, faults, metric } = setup([request('r3')]);
+    faults.upload = new Error('upload target answered 500');
+    await controller.poll();
+    const last = patches.at(-1)?.[1];
+    assert.equal(last?.phase, 'Failed');
+    assert.equal(last?.message, 'upload target answered 500');
+    assert.equal(last?.bytes, undefined);
+    assert.equal(await metric('npd_diagnostics_failures_total', { stage: 'upload' }), 1);
+    assert.equal(await metric('npd_diagnostics_requests_total', { result: 'failed' }), 1);
+  });
+
+  it('a result that could not be written is retried without collecting again', async () => {
+    const { controller, patches, uploads, faults, metric } = setup([request('r4')]);
+    faults.patch = 1;
+    await controller.poll();
+    assert.deepEqual(
+      patches.map(([, s]) => s.phase),
+      ['Running'],
+    );
+    await controller.poll();
+    assert.deepEqual(
+      patches.map(([, s]) => s.phase),
+      ['Running', 'Succeeded'],
+    );
+    assert.equal(uploads.length, 1);
+    assert.equal(await metric('npd_diagnostics_failures_total', { stage: 'status' }), 1);
+  });
+
+  it('clamps sinceMinutes and maxBytes to their bounds', async () => {
+    const { controller, patches, sinces } = setup([
+      request('tiny', { maxBytes: 10, sinceMinutes: 0 }),
+      request('huge', { uid: 'u-huge', sinceMinutes: 10_000 }),
+    ]);
+    await controller.poll();
+    assert.deepEqual(sinces, [1, 1440]);
+    const tiny = patches.find(([n, s]) => n === 'tiny' && s.phase === 'Succeeded')?.[1];
+    assert.match(
+      tiny?.message ?? '',
+      /truncated: a\.txt/,
+      'maxBytes 10 is raised to the 1024 floor, still < 4096',
+    );
+  });
+});

@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { tarGz } from '../../../src/diagnostics/tar.ts';
+
+describe('tarGz', () => {
+  it('is read back by the real tar, nested names and exact sizes included', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'npd-tar-'));
+    const files = [
+      { name: 'manifest.json', data: Buffer.from('{}\n') },
+      { name: 'journal/kubelet.log', data: Buffer.from('x'.repeat(513)) },
+      { name: 'empty.txt', data: Buffer.alloc(0) },
+    ];
+    writeFileSync(join(dir, 'b.tar.gz'), tarGz(files, Date.UTC(2026, 0, 1)));
+    const listing = execFileSync('tar', ['-tvzf', join(dir, 'b.tar.gz')], { encoding: 'utf8' });
+    assert.match(listing, /-rw-r--r-- root\/root\s+513 2026-01-01 \S+ journal\/kubelet\.log/);
+    execFileSync('tar', ['-xzf', join(dir, 'b.tar.gz'), '-C', dir]);
+    for (const f of files) assert.deepEqual(readFileSync(join(dir, f.name)), f.data);
+  });
+
+  it('refuses a name ustar cannot hold', () => {
+    assert.throws(() => tarGz([{ name: 'x'.repeat(101), data: Buffer.alloc(0) }], 0), /name too long/);
+  });
+});
