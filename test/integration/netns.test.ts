@@ -145,6 +145,12 @@ describe('network probes in a network namespace', { skip }, () => {
     assert.fail(`${type} did not become ${status}: ${JSON.stringify(condition(type))}\n${stderr}`);
   }
 
+  async function servedLine(re: RegExp, ms = 10_000): Promise<void> {
+    const end = Date.now() + ms;
+    while (!re.test(served) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    assert.match(served, re);
+  }
+
   it('reports a healthy namespace as healthy', async () => {
     for (const type of [
       'NetworkInterfaceDown',
@@ -157,9 +163,10 @@ describe('network probes in a network namespace', { skip }, () => {
     ])
       await until(type, 'False');
     assert.equal(latest?.conditions.length, 7);
-    // The verdicts came from the namespace's own resolver and listener.
-    assert.match(served, new RegExp(`^query ${NAME.replace(/\./g, '\\.')}$`, 'm'));
-    assert.match(served, /^connection$/m);
+    // The verdicts came from the namespace's own resolver and listener. The servers log after they
+    // answer, so their lines can reach this process after the verdict does: wait for them.
+    await servedLine(new RegExp(`^query ${NAME.replace(/\./g, '\\.')}$`, 'm'));
+    await servedLine(/^connection$/m);
     assert.equal(condition('APIServerUnreachable')?.reason, 'APIServerReachable');
   });
 
