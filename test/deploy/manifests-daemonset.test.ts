@@ -137,11 +137,13 @@ describe('deploy/ kustomize: DaemonSet', { skip }, () => {
       ...o.probeMonitors,
     ]);
     // The agent's own defaults (src/cli.ts): kernel, readonly, probes (in its pod variant), plus the
-    // hardware rules, which share the kernel monitor's /dev/kmsg reader.
+    // hardware, storage and network rules, which share the kernel monitor's /dev/kmsg reader.
     assert.deepEqual(o.systemLogMonitors, [
       '/config/kernel.yaml',
       '/config/readonly.yaml',
       '/config/hardware.yaml',
+      '/config/storage.yaml',
+      '/config/network.yaml',
     ]);
     assert.deepEqual(o.probeMonitors, ['/config/probes-daemonset.yaml']);
     assert.equal(
