@@ -88,12 +88,19 @@ class FilelogSource implements LogSource {
     this.deliver = onLines;
     this.startAt = sourceStartTime(this.config, this.deps, this.logger, this.opts.uptimeFs);
     const events = this.eventCounter();
+    const lost = sourceCounter(
+      this.deps.registry,
+      this.config.source,
+      'npd_log_rotation_lost_bytes_total',
+      'Bytes of a followed log file that could no longer be read: truncated away unread, or left in a rotated file closed early.',
+    );
     this.tail = new FileTail({
       path: join(this.deps.paths.root, this.config.logPath),
       clock: this.deps.clock,
       logger: this.logger,
       onLines: (lines) => this.onLines(lines),
       onEvent: (event) => events(event).inc(),
+      onLost: (bytes) => lost.inc(bytes),
       fs: this.opts.fs ?? nodeTailFs({ root: this.deps.paths.root }),
       ...(this.opts.watch !== undefined ? { watch: this.opts.watch } : {}),
       ...(this.opts.pollIntervalMs !== undefined ? { pollIntervalMs: this.opts.pollIntervalMs } : {}),
