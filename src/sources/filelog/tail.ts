@@ -33,6 +33,7 @@ const RETRY_INITIAL_MS = 1000;
 const RETRY_MAX_MS = 30_000;
 const SIGNATURE_BYTES = 16;
 const READ_CHUNK = 64 * 1024;
+const DEFAULT_SLICE_BYTES = 256 * 1024;
 
 /**
  * `tail -F` without losing lines: follows the path by inode, reads from the last offset, drains a
@@ -98,7 +99,9 @@ export class FileTail {
     this.timer = undefined;
     if (!this.running) return;
     const lines: SplitLine[] = [];
-    let budget = this.opts.maxBytesPerTick ?? 4 * 1024 * 1024;
+    // Small slices: the path is checked for rotation once per slice, and while behind a slice of
+    // 4 MiB took over a second to match, long enough for two rotations to go by unseen.
+    let budget = this.opts.maxBytesPerTick ?? DEFAULT_SLICE_BYTES;
     budget = this.rotated.drain(lines, budget);
     let delay = this.opts.pollIntervalMs ?? 250;
     try {
@@ -153,7 +156,7 @@ export class FileTail {
    * file is read (first, and to its end) by the rotated set; the new one is opened at once.
    */
   private follow(f: OpenFile, lines: SplitLine[], budget: number): number {
-    if (this.rewritten(f)) this.restartAtZero(f);
+    if (this.rewritten(f)) this.restartAtZero(f, lines);
     let now: FileId | undefined;
     try {
       now = this.fs.statSync(this.opts.path);
@@ -201,7 +204,8 @@ export class FileTail {
    */
   private rewritten(f: OpenFile): boolean {
     const { size } = this.fs.fstatSync(f.fd);
-    if (size < f.offset) return true;
+    // Smaller than it was: truncated, also when nothing of it was read yet (offset 0, no signature).
+    if (size < f.offset || size < f.size) return true;
     if (size > f.offset && f.tail.length > 0) {
       const probe = Buffer.alloc(f.tail.length);
       const n = this.fs.readSync(f.fd, probe, probe.length, f.offset - probe.length);
@@ -211,7 +215,7 @@ export class FileTail {
     return false;
   }
 
-  private restartAtZero(f: OpenFile): void {
+  private restartAtZero(f: OpenFile, lines: SplitLine[]): void {
     this.opts.onEvent?.('truncate');
     this.opts.logger.info(
       { path: this.opts.path, offset: f.offset },
@@ -222,8 +226,11 @@ export class FileTail {
     if (lost > 0) {
       this.opts.onLost?.(lost);
       this.opts.logger.warn({ path: this.opts.path, bytes: lost }, 'log file truncated before it was read');
+      // The rest of a pending half line was among the lost bytes: deliver the head as it is.
+      const partial = f.splitter.flush();
+      if (partial) lines.push(partial);
     }
-    // A pending half line stays: the writer finishes it at the new start of the file.
+    // Otherwise a pending half line stays: the writer finishes it at the new start of the file.
     f.offset = 0;
     f.size = 0;
     f.tail = Buffer.alloc(0);
