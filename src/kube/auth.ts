@@ -91,9 +91,8 @@ function installed(specifier: string): boolean {
  */
 export function pluginAuth(server: string, user: PluginUser, isInstalled = installed): AuthHeaders {
   if (!isInstalled(CLIENT_NODE)) {
-    const kind = user.exec !== undefined ? 'exec' : 'auth-provider';
     throw new Error(
-      `kubeconfig user "${user.name}" uses ${kind}, which needs ${CLIENT_NODE}; it is not installed ` +
+      `kubeconfig user "${user.name}" uses auth-provider, which needs ${CLIENT_NODE}; it is not installed ` +
         `(the image leaves it out: in-cluster config and token or certificate users do not need it). ` +
         `Add it to the agent's node_modules (for the image: \`npm install ${CLIENT_NODE}@${CLIENT_NODE_VERSION}\` ` +
         'in a stage with npm, copied into /app/node_modules of an image built FROM it; docs/install.md), ' +
