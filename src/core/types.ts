@@ -48,6 +48,14 @@ export interface ProblemEvent {
   readonly message: string;
 }
 
+/**
+ * One problem_counter increment. A reason expanded from a rule's template (`Xid${1}`) names the template
+ * and its catch-all reason, so the metrics can bound the series one template makes.
+ */
+export type CountedReason =
+  | string
+  | { readonly reason: string; readonly template: string; readonly catchAll: string };
+
 /** What a monitor reports: new events (oldest first) and its full current condition list. */
 export interface Status {
   readonly source: string;

@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import type { Clock } from '../core/clock.ts';
 import { CLIENT_NODE_VERSION } from '../core/version.ts';
 
-/** Produces the headers that authenticate one request; called per request so rotated credentials apply. */
-export type AuthHeaders = () => Promise<Record<string, string>>;
+/**
+ * Produces the headers that authenticate one request; called per request so rotated credentials apply.
+ * `budgetMs` is what is left of the request's deadline: a source that runs something may use no more.
+ */
+export type AuthHeaders = (budgetMs?: number) => Promise<Record<string, string>>;
 
 /** Projected service-account tokens rotate hourly; client-go re-reads its token file once a minute. */
 export const TOKEN_FILE_REREAD_MS = 60_000;
@@ -53,18 +56,17 @@ export function staticAuth(creds: StaticCredentials): AuthHeaders {
 
 /** Replaces (or adds) the bearer token of another source, for NPD's useServiceAccount=true. */
 export function withBearer(inner: AuthHeaders, token: () => string | undefined): AuthHeaders {
-  return async () => {
-    const headers = await inner();
+  return async (budgetMs) => {
+    const headers = await inner(budgetMs);
     const value = token();
     if (value) headers.authorization = `Bearer ${value}`;
     return headers;
   };
 }
 
-/** The fields of a kubeconfig user that need plugins (exec, auth-provider). */
+/** A kubeconfig user with an auth-provider plugin. */
 export interface PluginUser {
   readonly name: string;
-  readonly exec?: unknown;
   readonly authProvider?: unknown;
 }
 
@@ -81,16 +83,16 @@ function installed(specifier: string): boolean {
 }
 
 /**
- * exec and auth-provider users (EKS, GKE, OIDC) are delegated to @kubernetes/client-node. It is imported
- * only here and only on first use, because loading it costs about 70 MiB of RSS and a second of startup
- * (its config module pulls in the whole generated API), which in-cluster agents never need; the image
- * leaves it out. Without it such a kubeconfig fails at load, saying how to add it.
+ * auth-provider users (GKE, OIDC) are delegated to @kubernetes/client-node; exec users have their own
+ * bounded runner (exec-credential.ts). client-node is imported only here and only on first use, because
+ * loading it costs about 70 MiB of RSS and a second of startup (its config module pulls in the whole
+ * generated API), which in-cluster agents never need; the image leaves it out. Without it such a
+ * kubeconfig fails at load, saying how to add it.
  */
 export function pluginAuth(server: string, user: PluginUser, isInstalled = installed): AuthHeaders {
   if (!isInstalled(CLIENT_NODE)) {
-    const kind = user.exec !== undefined ? 'exec' : 'auth-provider';
     throw new Error(
-      `kubeconfig user "${user.name}" uses ${kind}, which needs ${CLIENT_NODE}; it is not installed ` +
+      `kubeconfig user "${user.name}" uses auth-provider, which needs ${CLIENT_NODE}; it is not installed ` +
         `(the image leaves it out: in-cluster config and token or certificate users do not need it). ` +
         `Add it to the agent's node_modules (for the image: \`npm install ${CLIENT_NODE}@${CLIENT_NODE_VERSION}\` ` +
         'in a stage with npm, copied into /app/node_modules of an image built FROM it; docs/install.md), ' +
@@ -103,7 +105,7 @@ export function pluginAuth(server: string, user: PluginUser, isInstalled = insta
     const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: 'npd', server, skipTLSVerify: false }],
-      users: [{ name: user.name, exec: user.exec, authProvider: user.authProvider }],
+      users: [{ name: user.name, authProvider: user.authProvider }],
       contexts: [{ name: 'npd', cluster: 'npd', user: user.name }],
       currentContext: 'npd',
     });

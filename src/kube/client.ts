@@ -1,11 +1,12 @@
 import type http from 'node:http';
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { type Clock, systemClock } from '../core/clock.ts';
+import { type Clock, systemClock, type TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, histogram } from '../core/metrics.ts';
 import type { ApiConnection } from './connection.ts';
 import { ApiError, parseRetryAfter, statusDetails } from './errors.ts';
-import { createAgent, type RawResponse, send } from './http.ts';
+import { CredentialError } from './exec-credential.ts';
+import { createAgent, type RawResponse, send, TimeoutError } from './http.ts';
 import { RateLimiter } from './rate-limiter.ts';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -98,6 +99,7 @@ export class KubeClient {
   private readonly total: Counter<Labels>;
   private readonly limiter: RateLimiter | undefined;
   private readonly throttled: Counter;
+  private readonly credentialFailures: Counter<'reason'>;
 
   constructor(opts: KubeClientOptions) {
     this.conn = opts.connection;
@@ -122,6 +124,11 @@ export class KubeClient {
     this.throttled = counter(opts.registry, {
       name: 'npd_apiserver_throttled_seconds_total',
       help: 'Time requests waited for the client-side rate limit (--kube-api-qps, --kube-api-burst).',
+    });
+    this.credentialFailures = counter(opts.registry, {
+      name: 'npd_apiserver_credential_failures_total',
+      help: 'Requests that failed for want of credentials (exec plugin timed out, printed too much, exited non-zero, printed no token).',
+      labelNames: ['reason'],
     });
   }
 
@@ -210,8 +217,10 @@ export class KubeClient {
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
     try {
+      const deadlineMs = req.timeoutMs ?? this.timeoutMs;
+      const startedNs = this.clock.hrtime();
       const headers: Record<string, string> = {
-        ...(await this.conn.authHeaders()),
+        ...(await this.credentials(deadlineMs)),
         accept: 'application/json',
         'user-agent': this.userAgent,
       };
@@ -219,13 +228,34 @@ export class KubeClient {
         headers['content-type'] = req.contentType ?? 'application/json';
         headers['content-length'] = String(body.length);
       }
-      const timeoutMs = req.timeoutMs ?? this.timeoutMs;
+      // The deadline covers getting credentials too: a slow plugin leaves the request less time.
+      const timeoutMs = Math.floor(deadlineMs - Number(this.clock.hrtime() - startedNs) / 1e6);
+      if (timeoutMs <= 0) throw new TimeoutError(deadlineMs);
       return await send(this.agent, { method: req.method, url, headers, body, timeoutMs }, this.clock);
     } catch (err) {
       const error = new ApiError(`${req.method} ${req.path}: ${(err as Error).message}`);
       error.cause = err;
       this.logger?.debug({ err, verb: req.method, path: req.path }, 'API request failed');
       throw error;
+    }
+  }
+
+  /** The request's credentials, or a counted failure once the deadline passes without them. */
+  private async credentials(budgetMs: number): Promise<Record<string, string>> {
+    let timer: TimerHandle | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = this.clock.setTimeout(
+        () => reject(new CredentialError('timeout', `credentials: timed out after ${budgetMs}ms`)),
+        budgetMs,
+      );
+    });
+    try {
+      return await Promise.race([this.conn.authHeaders(budgetMs), deadline]);
+    } catch (err) {
+      this.credentialFailures.inc({ reason: err instanceof CredentialError ? err.reason : 'error' });
+      throw err;
+    } finally {
+      timer?.cancel();
     }
   }
 

@@ -3,6 +3,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { type AuthHeaders, fileToken, pluginAuth, staticAuth } from './auth.ts';
+import { execAuth, parseExecConfig } from './exec-credential.ts';
 import type { ApiConnection, TlsSettings } from './connection.ts';
 
 type Doc = Record<string, unknown>;
@@ -95,8 +96,9 @@ function clusterTls(cluster: Named, user: Named | undefined): TlsSettings {
 function userAuth(server: string, name: string, user: Named | undefined, clock: Clock): AuthHeaders {
   if (!user) return staticAuth({});
   const body = user.body;
-  if (body.exec !== undefined || body['auth-provider'] !== undefined) {
-    return pluginAuth(server, { name, exec: body.exec, authProvider: body['auth-provider'] });
+  if (body.exec !== undefined) return execAuth(parseExecConfig(body.exec, user.dir), { clock });
+  if (body['auth-provider'] !== undefined) {
+    return pluginAuth(server, { name, authProvider: body['auth-provider'] });
   }
   const token = str(body, 'token');
   const tokenFile = str(body, 'tokenFile') ?? str(body, 'token-file');

@@ -1,4 +1,4 @@
-import type { Condition, LogLine, ProblemEvent, Status } from '../core/types.ts';
+import type { Condition, CountedReason, LogLine, ProblemEvent, Status } from '../core/types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
 import { ConditionTable } from './condition-table.ts';
 import type { LogMonitorConfig, LogRuleConfig } from './config.ts';
@@ -9,18 +9,20 @@ import { type CompiledPattern, compilePattern } from './pattern.ts';
 import { PatternSet } from './pattern-set.ts';
 import { Prefilter } from './prefilter.ts';
 import type { SharedScan } from './shared-scan.ts';
-import { expandTemplate, isTemplate } from './template.ts';
+import { catchAllReason, expandTemplate, isTemplate } from './template.ts';
 
 export interface GaugeChange {
   readonly type: string;
   readonly reason: string;
   readonly active: boolean;
+  /** The rule's reason template, when `reason` was expanded from one. */
+  readonly template?: string | undefined;
 }
 
 /** What one step of the engine produced; `counted` feeds problem_counter, `gauges` problem_gauge. */
 export interface EngineResult {
   readonly status: Status;
-  readonly counted: readonly string[];
+  readonly counted: readonly CountedReason[];
   readonly gauges: readonly GaugeChange[];
 }
 
@@ -32,6 +34,8 @@ interface CompiledRule {
   readonly window: FrequencyWindow | undefined;
   /** The reason or message refers to capture groups. */
   readonly templated: boolean;
+  /** For a templated reason: the template and its catch-all, for the metrics' series cap. */
+  readonly reasonTemplate: { readonly template: string; readonly catchAll: string } | undefined;
 }
 
 interface Hit {
@@ -44,7 +48,7 @@ interface Step {
   events: ProblemEvent[];
   gauges: GaugeChange[];
   /** Reasons for problem_counter: every temporary rule's event, whatever its severity, and each raise. */
-  counted: string[];
+  counted: CountedReason[];
 }
 
 /**
@@ -61,6 +65,8 @@ export class LogRuleEngine {
   private readonly prefilter: Prefilter;
   private readonly patternSet: PatternSet;
   private readonly watchesEveryLine: boolean;
+  /** The reason template behind each condition's current True reason, to clear its gauge series. */
+  private readonly activeTemplate = new Map<string, string>();
 
   constructor(config: LogMonitorConfig, startedAt: number) {
     this.config = config;
@@ -89,6 +95,7 @@ export class LogRuleEngine {
    */
   restore(condition: Condition, opts: { force?: boolean } = {}): void {
     this.table.restore(condition, opts.force);
+    this.activeTemplate.delete(condition.type);
   }
 
   /** The literals this engine's prefilter looks for, for a scan shared with other engines. */
@@ -191,9 +198,9 @@ export class LogRuleEngine {
         reason: hit.reason,
         message: hit.message,
       });
-      step.counted.push(hit.reason);
+      step.counted.push(countedReason(rule, hit.reason));
     } else if (cfg.condition) {
-      this.raise(cfg.condition, hit.reason, hit.message, first.timestamp, step);
+      this.raise(cfg.condition, rule, hit, first.timestamp, step);
     }
   }
 
@@ -212,14 +219,20 @@ export class LogRuleEngine {
     return { lines, reason: expand(cfg.reason, found), message };
   }
 
-  private raise(type: string, reason: string, message: string, at: number, step: Step): void {
+  private raise(type: string, rule: CompiledRule, hit: Hit, at: number, step: Step): void {
+    const { reason, message } = hit;
     const current = this.table.get(type);
     if (!current) return;
     if (current.status === 'True' && current.reason === reason) return;
     this.table.set({ type, status: 'True', transition: at, reason, message });
     step.events.push(conditionChangeEvent(type, 'True', reason, message, at));
-    step.counted.push(reason);
-    step.gauges.push({ type, reason, active: true });
+    step.counted.push(countedReason(rule, reason));
+    const template = rule.reasonTemplate?.template;
+    step.gauges.push(
+      template === undefined ? { type, reason, active: true } : { type, reason, active: true, template },
+    );
+    if (template === undefined) this.activeTemplate.delete(type);
+    else this.activeTemplate.set(type, template);
   }
 
   private clear(type: string, at: number, step: Step): void {
@@ -228,7 +241,10 @@ export class LogRuleEngine {
     if (!current || !def || current.status === 'False') return;
     this.table.set({ type, status: 'False', transition: at, reason: def.reason, message: def.message });
     step.events.push(conditionChangeEvent(type, 'False', def.reason, def.message, at));
-    step.gauges.push({ type, reason: current.reason, active: false });
+    const template = this.activeTemplate.get(type);
+    const change = { type, reason: current.reason, active: false };
+    step.gauges.push(template === undefined ? change : { ...change, template });
+    this.activeTemplate.delete(type);
   }
 
   private isActive(type: string, reason: string): boolean {
@@ -251,7 +267,14 @@ function expand(text: string, found: BufferMatch | undefined): string {
   return found && isTemplate(text) ? expandTemplate(text, found.match) : text;
 }
 
+function countedReason(rule: CompiledRule, reason: string): CountedReason {
+  return rule.reasonTemplate ? { reason, ...rule.reasonTemplate } : reason;
+}
+
 function compileRule(config: LogRuleConfig): CompiledRule {
+  const reasonTemplate = isTemplate(config.reason)
+    ? { template: config.reason, catchAll: catchAllReason(config.reason) }
+    : undefined;
   const windowed = config.count !== undefined && config.windowMs !== undefined;
   return {
     config,
@@ -260,5 +283,6 @@ function compileRule(config: LogRuleConfig): CompiledRule {
     revert: config.revertPattern ? compilePattern(config.revertPattern) : undefined,
     window: windowed ? new FrequencyWindow(config.count as number, config.windowMs as number) : undefined,
     templated: isTemplate(config.reason) || (config.message !== undefined && isTemplate(config.message)),
+    reasonTemplate,
   };
 }

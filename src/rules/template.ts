@@ -21,6 +21,11 @@ export function expandTemplate(template: string, match: PatternMatch): string {
   });
 }
 
+/** The template with every reference replaced by `Other`: `Xid${1}` gives `XidOther`. */
+export function catchAllReason(template: string): string {
+  return template.replace(REFERENCE, (whole) => (whole === '$$' ? '$' : 'Other'));
+}
+
 /** The references a template makes that the pattern cannot fill, for config validation. */
 export function unknownReferences(template: string, pattern: string): string[] {
   const shape = groupShape(pattern);

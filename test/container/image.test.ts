@@ -97,10 +97,11 @@ describe('the built image', { skip }, () => {
     );
   });
 
-  test('an exec kubeconfig user fails at start, saying how to add client-node', () => {
+  test('an auth-provider kubeconfig user fails at start, saying how to add client-node', () => {
     const dir = mkdtempSync(join(tmpdir(), 'npd-ct-kc-'));
     try {
-      const user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } };
+      // exec users need no client-node (the agent runs the plugin itself); auth-provider ones do.
+      const user = { 'auth-provider': { name: 'oidc', config: {} } };
       const kubeconfig = {
         apiVersion: 'v1',
         kind: 'Config',
@@ -119,7 +120,7 @@ describe('the built image', { skip }, () => {
       assert.notEqual(r.status, 0, r.stdout);
       assert.match(
         r.stdout + r.stderr,
-        /user "eks" uses exec, which needs @kubernetes\/client-node; it is not installed.*npm install @kubernetes\/client-node@/,
+        /user "eks" uses auth-provider, which needs @kubernetes\/client-node; it is not installed.*npm install @kubernetes\/client-node@/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

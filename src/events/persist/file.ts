@@ -1,7 +1,8 @@
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
 import type { Logger } from '../../core/logger.ts';
+import { counter } from '../../core/metrics.ts';
 import type { KubeEvent } from '../record/types.ts';
 import { OutageLog, type SinkMetrics, sinkMetrics } from './metrics.ts';
 import { persistedLine } from './record.ts';
@@ -13,6 +14,7 @@ export interface FileOps {
   stat(file: string): Promise<{ readonly size: number }>;
   rename(from: string, to: string): Promise<void>;
   mkdir(dir: string, opts: { readonly recursive: true }): Promise<unknown>;
+  open(file: string, flags: 'r'): Promise<Pick<fsp.FileHandle, 'read' | 'close'>>;
 }
 
 export const DEFAULT_FILE_MAX_BYTES = 10 * 1024 * 1024;
@@ -20,6 +22,7 @@ export const DEFAULT_FILE_MAX_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_FILE_BACKLOG = 1000;
 /** Event messages can quote kernel and service logs, which are not world-readable either. */
 const FILE_MODE = 0o640;
+const NEWLINE = 0x0a;
 
 export interface FileSinkOptions {
   readonly path: string;
@@ -50,6 +53,7 @@ export class FileSink implements PersistSink {
   private readonly outage: OutageLog;
   private readonly maxBytes: number;
   private readonly maxBacklog: number;
+  private readonly torn: Counter<'sink'>;
   /** Bytes in the file as far as we know; undefined until learned again from the file system. */
   private size: number | undefined;
   /** Size before an append that failed, which may have left a partial line behind. */
@@ -64,6 +68,11 @@ export class FileSink implements PersistSink {
     this.outage = new OutageLog(opts.logger, { sink: this.name, file: opts.path });
     this.maxBytes = opts.maxBytes ?? DEFAULT_FILE_MAX_BYTES;
     this.maxBacklog = Math.max(0, opts.maxBacklog ?? DEFAULT_FILE_BACKLOG);
+    this.torn = counter(opts.registry, {
+      name: 'npd_event_sink_torn_lines_total',
+      help: 'Partial lines found at the end of the event file when the sink opened it, each ended with a newline',
+      labelNames: ['sink'],
+    });
   }
 
   write(event: KubeEvent): Promise<void> {
@@ -141,11 +150,32 @@ export class FileSink implements PersistSink {
 
   private async learnSize(): Promise<number> {
     await this.fs.mkdir(path.dirname(this.opts.path), { recursive: true });
+    let size: number;
     try {
-      return (await this.fs.stat(this.opts.path)).size;
+      size = (await this.fs.stat(this.opts.path)).size;
     } catch (err) {
       if (isNotFound(err)) return 0;
       throw err;
+    }
+    if (size > 0 && this.tornAt === undefined && (await this.lastByte(size)) !== NEWLINE) {
+      // A failed append of an earlier run (or another writer) left a partial line: end it before ours.
+      this.tornAt = size - 1;
+      this.torn.inc({ sink: this.name });
+      this.opts.logger.warn(
+        { sink: this.name, file: this.opts.path, bytes: size },
+        'event file ends with a partial line; ending it before the next event',
+      );
+    }
+    return size;
+  }
+
+  private async lastByte(size: number): Promise<number | undefined> {
+    const handle = await this.fs.open(this.opts.path, 'r');
+    try {
+      const { buffer, bytesRead } = await handle.read(Buffer.alloc(1), 0, 1, size - 1);
+      return bytesRead === 1 ? buffer[0] : undefined;
+    } finally {
+      await handle.close();
     }
   }
 }

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { join, relative } from 'node:path';
 import type { Logger } from '../../core/logger.ts';
 import { counter } from '../../core/metrics.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
@@ -9,7 +10,7 @@ import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';
 import { FileTail, type TailEvent } from './tail.ts';
-import type { TailFs, WatchFn } from './tail-fs.ts';
+import { nodeTailFs, type TailFs, type WatchFn } from './tail-fs.ts';
 import { compileTranslator, type FileLineTranslator } from './translator.ts';
 
 export interface FilelogSourceOptions {
@@ -36,6 +37,10 @@ export function createFilelogSource(
   opts: FilelogSourceOptions = {},
 ): LogSource {
   if (config.logPath === '') throw new Error(`${config.file}: the filelog plugin needs logPath`);
+  const root = deps.paths.root;
+  if (relative(root, join(root, config.logPath)).startsWith('..')) {
+    throw new Error(`${config.file}: logPath "${config.logPath}" resolves outside the host root ${root}`);
+  }
   const translator = compileTranslator(config.pluginConfig, opts.zone);
   if (translator instanceof Error) throw new Error(`${config.file}: ${translator.message}`);
   return new FilelogSource(config, deps, opts, translator);
@@ -83,13 +88,20 @@ class FilelogSource implements LogSource {
     this.deliver = onLines;
     this.startAt = sourceStartTime(this.config, this.deps, this.logger, this.opts.uptimeFs);
     const events = this.eventCounter();
+    const lost = sourceCounter(
+      this.deps.registry,
+      this.config.source,
+      'npd_log_rotation_lost_bytes_total',
+      'Bytes of a followed log file that could no longer be read: truncated away unread, or left in a rotated file closed early.',
+    );
     this.tail = new FileTail({
       path: join(this.deps.paths.root, this.config.logPath),
       clock: this.deps.clock,
       logger: this.logger,
       onLines: (lines) => this.onLines(lines),
       onEvent: (event) => events(event).inc(),
-      ...(this.opts.fs ? { fs: this.opts.fs } : {}),
+      onLost: (bytes) => lost.inc(bytes),
+      fs: this.opts.fs ?? nodeTailFs({ root: this.deps.paths.root }),
       ...(this.opts.watch !== undefined ? { watch: this.opts.watch } : {}),
       ...(this.opts.pollIntervalMs !== undefined ? { pollIntervalMs: this.opts.pollIntervalMs } : {}),
       ...(this.opts.rotateGraceMs !== undefined ? { rotateGraceMs: this.opts.rotateGraceMs } : {}),
@@ -139,8 +151,13 @@ class FilelogSource implements LogSource {
     }
   }
 
+  /** The line itself stays out of the agent's log: it may come from a file its reader may not see. */
   private reject(text: string, err: Error): void {
     this.unparsable.inc();
-    this.warning.note(() => ({ reason: err.message, line: text.slice(0, 200) }));
+    this.warning.note(() => ({
+      reason: err.message,
+      lineBytes: Buffer.byteLength(text),
+      lineSha256: createHash('sha256').update(text).digest('hex').slice(0, 16),
+    }));
   }
 }

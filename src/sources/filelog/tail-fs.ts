@@ -1,4 +1,5 @@
 import * as nodeFs from 'node:fs';
+import { dirname, relative } from 'node:path';
 
 export interface FileId {
   readonly dev: bigint;
@@ -37,15 +38,59 @@ const toId = (s: nodeFs.BigIntStats): FileId => ({
   isFile: s.isFile(),
 });
 
-export function nodeTailFs(): TailFs {
+/**
+ * The real file system. With `root` (--host-root), a log is opened only if its directory resolves
+ * inside the root, the log itself is no symbolic link, and it belongs to its directory's owner unless
+ * root owns the directory: the agent reads as root, and whoever owns a log's directory could otherwise
+ * point it at any file (a symlink, or a hard link to a root-only file).
+ */
+export function nodeTailFs(confine: { readonly root?: string } = {}): TailFs {
   return {
-    // O_NONBLOCK: opening a FIFO placed at the path must not hang; regular files ignore the flag.
-    openSync: (path) => nodeFs.openSync(path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK),
+    openSync: (path) => openLog(path, confine.root),
     readSync: (fd, buffer, length, position) => nodeFs.readSync(fd, buffer, 0, length, position),
     fstatSync: (fd) => toId(nodeFs.fstatSync(fd, { bigint: true })),
     statSync: (path) => toId(nodeFs.statSync(path, { bigint: true })),
     closeSync: (fd) => nodeFs.closeSync(fd),
   };
+}
+
+const { O_RDONLY, O_NONBLOCK, O_NOFOLLOW } = nodeFs.constants;
+
+function refused(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
+}
+
+function openLog(path: string, root: string | undefined): number {
+  if (root !== undefined) {
+    const dir = nodeFs.realpathSync(dirname(path));
+    const rel = relative(nodeFs.realpathSync(root), dir);
+    if (rel.startsWith('..') || rel.startsWith('/')) {
+      throw refused('EXDEV', `its directory resolves to ${dir}, outside the host root ${root}; not read`);
+    }
+  }
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO placed at the path must not hang; regular files ignore the flag.
+    fd = nodeFs.openSync(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
+    throw refused('ELOOP', 'it is a symbolic link; log files are not followed through links');
+  }
+  if (root === undefined) return fd;
+  try {
+    const file = nodeFs.fstatSync(fd);
+    const dir = nodeFs.statSync(dirname(path));
+    if (dir.uid !== 0 && file.uid !== dir.uid) {
+      throw refused(
+        'EPERM',
+        `it is owned by uid ${file.uid} but its directory by uid ${dir.uid}; not read (a file the directory's owner may have planted, e.g. a hard link)`,
+      );
+    }
+  } catch (err) {
+    nodeFs.closeSync(fd);
+    throw err;
+  }
+  return fd;
 }
 
 export function nodeWatch(): WatchFn {

@@ -4,6 +4,7 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { MonitorHealth } from '../../core/types.ts';
 import { LineSplitter, type SplitLine } from '../lines.ts';
+import { type OpenFile, RotatedFiles } from './rotated.ts';
 import { type FileId, nodeTailFs, nodeWatch, sameFile, type TailFs, type WatchFn } from './tail-fs.ts';
 
 /** What happened to the followed path, for metrics. */
@@ -16,6 +17,8 @@ export interface FileTailOptions {
   /** Complete lines, oldest first; once per poll that read something. */
   readonly onLines: (lines: readonly SplitLine[]) => void;
   readonly onEvent?: (event: TailEvent) => void;
+  /** Bytes that can no longer be read: truncated away unread, or in a rotated file closed early. */
+  readonly onLost?: (bytes: number) => void;
   readonly fs?: TailFs;
   /** null: poll only. */
   readonly watch?: WatchFn | null;
@@ -26,33 +29,26 @@ export interface FileTailOptions {
   readonly maxBytesPerTick?: number;
 }
 
-interface OpenFile {
-  readonly fd: number;
-  readonly id: FileId;
-  offset: number;
-  /** The last bytes before `offset`, to notice a file rewritten in place past our offset. */
-  tail: Buffer;
-  readonly splitter: LineSplitter;
-  lastDataAt: number;
-}
-
 const RETRY_INITIAL_MS = 1000;
 const RETRY_MAX_MS = 30_000;
 const SIGNATURE_BYTES = 16;
 const READ_CHUNK = 64 * 1024;
+const DEFAULT_SLICE_BYTES = 256 * 1024;
 
 /**
  * `tail -F` without losing lines: follows the path by inode, reads from the last offset, drains a
  * rotated file until it goes quiet, restarts at 0 on truncation (copytruncate), waits for a missing
- * file, and holds a half-written last line until its newline. fs.watch only speeds things up; polling
- * every `pollIntervalMs` is what guarantees progress.
+ * file, and holds a half-written last line until its newline. The path is checked for a new inode
+ * before every read slice, also while behind, so a file rotated away before its predecessor was read
+ * to its end is still opened and read. fs.watch only speeds things up; polling every `pollIntervalMs`
+ * is what guarantees progress.
  */
 export class FileTail {
   private readonly opts: FileTailOptions;
   private readonly fs: TailFs;
   private readonly buffer = Buffer.alloc(READ_CHUNK);
   private current: OpenFile | undefined;
-  private draining: OpenFile[] = [];
+  private readonly rotated: RotatedFiles;
   private timer: TimerHandle | undefined;
   private timerDue = 0;
   private watcher: { close(): void } | undefined;
@@ -65,6 +61,15 @@ export class FileTail {
   constructor(opts: FileTailOptions) {
     this.opts = opts;
     this.fs = opts.fs ?? nodeTailFs();
+    this.rotated = new RotatedFiles({
+      fs: this.fs,
+      clock: opts.clock,
+      logger: opts.logger,
+      graceMs: opts.rotateGraceMs ?? 5000,
+      read: (f, lines, budget) => this.readAvailable(f, lines, budget),
+      close: (f) => this.close(f),
+      onLost: (bytes) => opts.onLost?.(bytes),
+    });
   }
 
   start(): void {
@@ -79,9 +84,9 @@ export class FileTail {
     this.timer = undefined;
     this.watcher?.close();
     this.watcher = undefined;
-    for (const f of [...this.draining, ...(this.current ? [this.current] : [])]) this.close(f);
+    this.rotated.closeAll();
+    if (this.current) this.close(this.current);
     this.current = undefined;
-    this.draining = [];
     this.detail = 'stopped';
   }
 
@@ -94,8 +99,10 @@ export class FileTail {
     this.timer = undefined;
     if (!this.running) return;
     const lines: SplitLine[] = [];
-    let budget = this.opts.maxBytesPerTick ?? 4 * 1024 * 1024;
-    budget = this.drainRotated(lines, budget);
+    // Small slices: the path is checked for rotation once per slice, and while behind a slice of
+    // 4 MiB took over a second to match, long enough for two rotations to go by unseen.
+    let budget = this.opts.maxBytesPerTick ?? DEFAULT_SLICE_BYTES;
+    budget = this.rotated.drain(lines, budget);
     let delay = this.opts.pollIntervalMs ?? 250;
     try {
       if (!this.current) this.open();
@@ -106,30 +113,6 @@ export class FileTail {
     }
     if (lines.length > 0) this.opts.onLines(lines);
     if (this.running) this.schedule(budget <= 0 ? 0 : delay);
-  }
-
-  /** Reads rotated-away files; closes each once it has been idle for the grace period. */
-  private drainRotated(lines: SplitLine[], budget: number): number {
-    let left = budget;
-    const now = this.opts.clock.now();
-    for (const f of this.draining) {
-      try {
-        left = this.readAvailable(f, lines, left);
-      } catch (err) {
-        this.opts.logger.warn({ err: (err as Error).message }, 'reading a rotated file failed; closing it');
-        f.lastDataAt = -Infinity;
-      }
-    }
-    const grace = this.opts.rotateGraceMs ?? 5000;
-    this.draining = this.draining.filter((f) => {
-      if (now - f.lastDataAt < grace) return true;
-      // The writer has moved on, so this line will never be finished in this file; deliver what there is.
-      const partial = f.splitter.flush();
-      if (partial) lines.push(partial);
-      this.close(f);
-      return false;
-    });
-    return left;
   }
 
   /** Opens the path; a missing file is a normal state (waiting), not an error. */
@@ -159,6 +142,8 @@ export class FileTail {
       fd,
       id,
       offset: r?.offset ?? 0,
+      size: r?.offset ?? 0,
+      atEof: false,
       tail: r?.tail ?? Buffer.alloc(0),
       splitter,
       lastDataAt: now,
@@ -166,45 +151,47 @@ export class FileTail {
     this.ensureWatch();
   }
 
-  /** Reads new data, then checks the path for truncation, rotation or deletion. */
+  /**
+   * Checks the open file for truncation and the path for rotation or deletion, then reads. A rotated
+   * file is read (first, and to its end) by the rotated set; the new one is opened at once.
+   */
   private follow(f: OpenFile, lines: SplitLine[], budget: number): number {
-    let left = budget;
-    if (this.rewritten(f)) this.restartAtZero(f);
-    left = this.readAvailable(f, lines, left);
-    if (left <= 0) return left;
+    if (this.rewritten(f)) this.restartAtZero(f, lines);
     let now: FileId | undefined;
     try {
       now = this.fs.statSync(this.opts.path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    if (now && sameFile(now, f.id)) return left;
+    if (now && sameFile(now, f.id)) return this.readAvailable(f, lines, budget);
     this.opts.onEvent?.(now ? 'rename' : 'delete');
     this.opts.logger.info(
       { path: this.opts.path, rotated: now !== undefined },
       'log file rotated; reading both',
     );
-    f.lastDataAt = this.opts.clock.now();
-    this.draining.push(f);
+    this.rotated.add(f);
     this.current = undefined;
+    const left = this.readAvailable(f, lines, budget);
     if (!now) {
       this.detail = `waiting for ${this.opts.path}: it does not exist`;
       return left;
     }
     this.open();
-    return this.current ? this.readAvailable(this.current, lines, left) : left;
+    return this.current && left > 0 ? this.readAvailable(this.current, lines, left) : left;
   }
 
   private readAvailable(f: OpenFile, lines: SplitLine[], budget: number): number {
     let left = budget;
     while (left > 0) {
       const n = this.fs.readSync(f.fd, this.buffer, Math.min(READ_CHUNK, left), f.offset);
+      f.atEof = n === 0;
       if (n === 0) break;
       const chunk = this.buffer.subarray(0, n);
       f.splitter.push(chunk, lines);
       const joined = n >= SIGNATURE_BYTES ? chunk : Buffer.concat([f.tail, chunk]);
       f.tail = Buffer.from(joined.subarray(Math.max(0, joined.length - SIGNATURE_BYTES)));
       f.offset += n;
+      f.size = Math.max(f.size, f.offset);
       left -= n;
       f.lastDataAt = this.opts.clock.now();
     }
@@ -217,21 +204,35 @@ export class FileTail {
    */
   private rewritten(f: OpenFile): boolean {
     const { size } = this.fs.fstatSync(f.fd);
-    if (size < f.offset) return true;
-    if (size === f.offset || f.tail.length === 0) return false;
-    const probe = Buffer.alloc(f.tail.length);
-    const n = this.fs.readSync(f.fd, probe, probe.length, f.offset - probe.length);
-    return n !== probe.length || !probe.equals(f.tail);
+    // Smaller than it was: truncated, also when nothing of it was read yet (offset 0, no signature).
+    if (size < f.offset || size < f.size) return true;
+    if (size > f.offset && f.tail.length > 0) {
+      const probe = Buffer.alloc(f.tail.length);
+      const n = this.fs.readSync(f.fd, probe, probe.length, f.offset - probe.length);
+      if (n !== probe.length || !probe.equals(f.tail)) return true;
+    }
+    f.size = Math.max(f.size, size);
+    return false;
   }
 
-  private restartAtZero(f: OpenFile): void {
+  private restartAtZero(f: OpenFile, lines: SplitLine[]): void {
     this.opts.onEvent?.('truncate');
     this.opts.logger.info(
       { path: this.opts.path, offset: f.offset },
       'log file truncated; reading from the start',
     );
-    // A pending half line stays: the writer finishes it at the new start of the file.
+    // What was there past our offset when we last looked is gone unread (copytruncate while behind).
+    const lost = f.size - f.offset;
+    if (lost > 0) {
+      this.opts.onLost?.(lost);
+      this.opts.logger.warn({ path: this.opts.path, bytes: lost }, 'log file truncated before it was read');
+      // The rest of a pending half line was among the lost bytes: deliver the head as it is.
+      const partial = f.splitter.flush();
+      if (partial) lines.push(partial);
+    }
+    // Otherwise a pending half line stays: the writer finishes it at the new start of the file.
     f.offset = 0;
+    f.size = 0;
     f.tail = Buffer.alloc(0);
   }
 
@@ -266,7 +267,7 @@ export class FileTail {
         dirname(this.opts.path),
         // Events name the rotated file too, so any event counts while one is being drained.
         (changed) => {
-          if (changed === null || changed === name || this.draining.length > 0) this.wake();
+          if (changed === null || changed === name || this.rotated.count > 0) this.wake();
         },
         onError,
       );

@@ -54,7 +54,8 @@ export function compileTranslator(
       const stamp = timestamp.lastSubmatch(line);
       if (stamp === undefined) return new Error(`no timestamp matching /${timestamp.source}/`);
       const at = parseGoTime(layout, stamp, zone ? { nowMs, zone } : { nowMs });
-      if (at instanceof Error) return at;
+      // Go's parse error quotes the text; the reason is logged, so it names only the layout.
+      if (at instanceof Error) return new Error(`timestamp does not parse as "${format}"`);
       const text = message.lastSubmatch(line);
       if (text === undefined) return new Error(`no message matching /${message.source}/`);
       return { timestamp: at, message: text };

@@ -232,7 +232,7 @@ describe('resolveConnection', () => {
     assert.deepEqual(await conn?.authHeaders(), { authorization: 'Bearer from-file' });
   });
 
-  it('delegates exec users to client-node, loaded only then', async () => {
+  it("runs exec users' credential plugins", async () => {
     const d = dir();
     const script =
       "console.log(JSON.stringify({apiVersion:'client.authentication.k8s.io/v1',kind:'ExecCredential',status:{token:'exec-token'}}))";

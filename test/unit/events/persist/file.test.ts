@@ -135,4 +135,24 @@ describe('FileSink', () => {
       ['m0', 'm1'],
     );
   });
+  it('ends a torn last line a previous run left (ENOSPC, then a restart) before its first append', async () => {
+    const file = path.join(dir, 'events.jsonl');
+    await fsp.writeFile(file, '{"old":true}\n{"torn":');
+    const t = setup(file);
+    await t.sink.write(kubeEvent({ message: 'm0' }));
+    const lines = await readLines(file);
+    assert.deepEqual(lines.slice(0, 2), ['{"old":true}', '{"torn":']);
+    assert.equal(JSON.parse(lines[2]!).message, 'm0');
+    assert.equal(await t.metric('torn_lines'), 1);
+    assert.ok(t.records.some((r) => r.level === 40 && /torn|partial/.test(String(r.msg))));
+  });
+
+  it('leaves a file that ends at a line boundary alone', async () => {
+    const file = path.join(dir, 'events.jsonl');
+    await fsp.writeFile(file, '{"old":true}\n');
+    const t = setup(file);
+    await t.sink.write(kubeEvent({ message: 'm0' }));
+    assert.equal((await readLines(file)).length, 2);
+    assert.equal(await t.metric('torn_lines'), 0);
+  });
 });
