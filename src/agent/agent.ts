@@ -16,7 +16,7 @@ import type { Monitor, MonitorType } from '../monitors/monitor.ts';
 import { MonitorSupervisor } from '../monitors/supervisor.ts';
 import { type Endpoints, HttpServers } from '../server/http.ts';
 import { SourceHub } from '../sources/hub.ts';
-import { ProblemDetector } from './detector.ts';
+import { ProblemDetector, type ProblemOutlets } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import type { Options } from './options.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
@@ -188,14 +188,18 @@ export class Agent {
       aggregated: checkOwners(this.deps.configs).aggregated,
       outlets: {
         conditions,
-        events: (source, events) => {
-          exporter.diagnostics?.events.observe(source, events);
-          exporter.events.dispatch(source, events);
-        },
+        events: this.eventOutlets(exporter),
         statuses: this.subsystems ? [(s: Status) => this.subsystems?.reporter.observe(s)] : [],
       },
     });
     return this.detector;
+  }
+
+  private eventOutlets(exporter: Exporter): ProblemOutlets['events'] {
+    const outlets: ProblemOutlets['events'][number][] = [(s, e) => exporter.events.dispatch(s, e)];
+    const diagnostics = exporter.diagnostics;
+    if (diagnostics) outlets.unshift((s, e) => diagnostics.events.observe(s, e));
+    return outlets;
   }
 
   private listen(): Promise<void> {

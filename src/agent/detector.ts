@@ -1,4 +1,5 @@
 import { ConditionAggregator } from '../conditions/aggregate.ts';
+import { ConditionChangeLog } from '../conditions/change-log.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Condition, ProblemEvent, Status } from '../core/types.ts';
 
@@ -6,8 +7,8 @@ import type { Condition, ProblemEvent, Status } from '../core/types.ts';
 export interface ProblemOutlets {
   /** Every condition update, once aggregated: the condition manager, the taint controller. */
   readonly conditions: readonly ((condition: Condition) => void)[];
-  /** Every event, with the source that reported it. */
-  readonly events: (source: string, events: readonly ProblemEvent[]) => void;
+  /** Every event, with the source that reported it: the event dispatcher, the diagnostics log. */
+  readonly events: readonly ((source: string, events: readonly ProblemEvent[]) => void)[];
   /** Every status as the monitor reported it, before aggregation: the subsystem conditions. */
   readonly statuses?: readonly ((status: Status) => void)[];
 }
@@ -26,16 +27,26 @@ export interface ProblemDetectorOptions {
  * resume its own conditions.
  */
 export class ProblemDetector {
-  private readonly logger: Logger;
   private readonly outlets: ProblemOutlets;
   private readonly aggregator = new ConditionAggregator();
   private aggregated: ReadonlySet<string>;
-  private readonly seen = new Map<string, Condition>();
+  private readonly changes: ConditionChangeLog;
   private readonly owner = new Map<string, string>();
 
   constructor(opts: ProblemDetectorOptions) {
-    this.logger = opts.logger;
     this.outlets = opts.outlets;
+    this.changes = new ConditionChangeLog((c) =>
+      opts.logger.info(
+        {
+          source: this.owner.get(c.type),
+          condition: c.type,
+          status: c.status,
+          reason: c.reason,
+          message: c.message,
+        },
+        'condition',
+      ),
+    );
     this.aggregated = opts.aggregated;
   }
 
@@ -50,25 +61,15 @@ export class ProblemDetector {
       const c = this.aggregated.has(reported.type)
         ? this.aggregator.update(status.source, reported)
         : reported;
-      this.logChange(status.source, c);
-      this.seen.set(c.type, c);
+      this.changes.record(c);
       for (const outlet of this.outlets.conditions) outlet(c);
     }
-    this.outlets.events(status.source, status.events);
+    for (const outlet of this.outlets.events) outlet(status.source, status.events);
     for (const outlet of this.outlets.statuses ?? []) outlet(status);
   }
 
   /** The last conditions the monitor with this source reported. */
   conditionsOf(source: string): Condition[] {
-    return [...this.seen.values()].filter((c) => this.owner.get(c.type) === source);
-  }
-
-  private logChange(source: string, c: Condition): void {
-    const prev = this.seen.get(c.type);
-    if (prev && prev.status === c.status && prev.reason === c.reason) return;
-    this.logger.info(
-      { source, condition: c.type, status: c.status, reason: c.reason, message: c.message },
-      'condition',
-    );
+    return [...this.changes.conditions()].filter((c) => this.owner.get(c.type) === source);
   }
 }

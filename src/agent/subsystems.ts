@@ -1,3 +1,4 @@
+import { ConditionChangeLog } from '../conditions/change-log.ts';
 import { SubsystemHealth } from '../conditions/subsystem.ts';
 import { SubsystemReporter } from '../conditions/subsystem-reporter.ts';
 import { SubsystemTable } from '../conditions/subsystem-table.ts';
@@ -38,16 +39,12 @@ export function createSubsystems(
     nodeName: options.nodeName,
     onEvicted: () => evicted.inc(),
   });
-  const seen = new Map<string, Condition>();
+  const changes = new ConditionChangeLog((c) =>
+    logger.info({ condition: c.type, status: c.status, reason: c.reason, message: c.message }, 'subsystem'),
+  );
   const publish = (conditions: readonly Condition[]) => {
     for (const c of conditions) {
-      const prev = seen.get(c.type);
-      if (!prev || prev.status !== c.status || prev.reason !== c.reason)
-        logger.info(
-          { condition: c.type, status: c.status, reason: c.reason, message: c.message },
-          'subsystem',
-        );
-      seen.set(c.type, c);
+      changes.record(c);
       update(c);
     }
   };

@@ -32,7 +32,7 @@ function setup(aggregated: readonly string[] = []) {
     aggregated: new Set(aggregated),
     outlets: {
       conditions: [(c) => managed.push(c), (c) => tainted.push(`${c.type}=${c.status}`)],
-      events: (source, e) => events.push([source, e]),
+      events: [(source, e) => events.push([source, e])],
     },
   });
   return { detector, logged, managed, tainted, events };
