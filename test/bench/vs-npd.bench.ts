@@ -10,7 +10,16 @@ import { randomBytes } from 'node:crypto';
 import { lastKmsgSeq } from './kmsg-seq.ts';
 import { runWriter, type WriterSummary } from './kmsg-writer.ts';
 import { type NpdBuild, npdBuild, npdKmsgRestarts } from './npd-go.ts';
-import { cpuSeconds, formatUsage, loadNote, measure, mib, statusKiB, type Usage } from './proc.ts';
+import {
+  cpuSeconds,
+  formatUsage,
+  loadNote,
+  measure,
+  mib,
+  statusKiB,
+  ticksPerSecond,
+  type Usage,
+} from './proc.ts';
 import {
   MARK_REASON,
   markedInLog,
@@ -191,6 +200,10 @@ function floodRows(f: Figures, o: VsNpdOptions): Row[] {
 
 function idleRows(f: Figures, o: VsNpdOptions): Row[] {
   const { rss, usage, load } = f.idle;
+  // /proc counts CPU in ticks: no tick at all in the window means less than one tick's worth.
+  const tick = 1000 / ticksPerSecond() / o.idleSeconds;
+  const noTick = (u: Usage) =>
+    u.cpuSeconds === 0 ? `no CPU tick in ${o.idleSeconds} s: < ${tick.toFixed(2)}` : undefined;
   return [
     {
       label: 'idle VmRSS (RssAnon + RssFile)',
@@ -206,6 +219,8 @@ function idleRows(f: Figures, o: VsNpdOptions): Row[] {
       npd: [usage[0].millicores],
       ours: [usage[1].millicores],
       format: (v) => `${v.toFixed(1)} millicores`,
+      npdNote: noTick(usage[0]),
+      oursNote: noTick(usage[1]),
       load,
     },
   ];
