@@ -3,8 +3,9 @@
  * own process so /proc reports its CPU and memory alone (no tsx loader, no test runner).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { freePort, REPO, waitFor } from '../support/agent-process.ts';
 
 export const BUNDLE = join(REPO, 'dist', 'main.js');
@@ -18,14 +19,20 @@ export function buildBundle(): void {
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} was not built`);
 }
 
-export interface BuiltAgent {
+/** A benchmarked process (this agent or NPD): its pid, its output's tail and a clean stop. */
+export interface WatchedProcess {
   readonly child: ChildProcess;
   readonly pid: number;
-  readonly statusUrl: string;
-  readonly metricsUrl: string;
+  /** performance.now() just before spawn(), for start-up timings. */
+  readonly spawnedAt: number;
   output(): string;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
+}
+
+export interface BuiltAgent extends WatchedProcess {
+  readonly statusUrl: string;
+  readonly metricsUrl: string;
 }
 
 export interface BuiltAgentOptions {
@@ -48,39 +55,93 @@ function capture(child: ChildProcess, keep: number): () => string {
   return () => out;
 }
 
-export async function startBuilt(args: readonly string[], opts: BuiltAgentOptions = {}): Promise<BuiltAgent> {
-  const [port, promPort] = [await freePort(), await freePort()];
-  const child = spawn(
-    process.execPath,
-    [...(opts.nodeFlags ?? []), BUNDLE, `--port=${port}`, `--prometheus-port=${promPort}`, ...args],
-    {
-      cwd: REPO,
-      // No KUBECONFIG from the caller's shell: a benchmark must not report to some real cluster.
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: '', ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+/** Spawns `command args` with a clean environment (no KUBECONFIG from the caller's shell). */
+export function spawnWatched(
+  command: string,
+  args: readonly string[],
+  opts: Omit<BuiltAgentOptions, 'nodeFlags'> = {},
+): WatchedProcess {
+  const spawnedAt = performance.now();
+  const child = spawn(command, args, {
+    cwd: REPO,
+    // A benchmark must not report to some real cluster.
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: '', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output = capture(child, opts.keepOutputBytes ?? 4 * 1024 * 1024);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  if (child.pid === undefined) throw new Error('could not start the agent');
-  const agent: BuiltAgent = {
+  if (child.pid === undefined) throw new Error(`could not start ${command}`);
+  return {
     child,
     pid: child.pid,
-    statusUrl: `http://127.0.0.1:${port}`,
-    metricsUrl: `http://127.0.0.1:${promPort}/metrics`,
+    spawnedAt,
     output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;
     },
   };
+}
+
+/** Spawns the bundle on two free ports without waiting for it (start-up timings poll it themselves). */
+export async function spawnBuilt(args: readonly string[], opts: BuiltAgentOptions = {}): Promise<BuiltAgent> {
+  const [port, promPort] = [await freePort(), await freePort()];
+  const argv = [
+    ...(opts.nodeFlags ?? []),
+    BUNDLE,
+    `--port=${port}`,
+    `--prometheus-port=${promPort}`,
+    ...args,
+  ];
+  return {
+    ...spawnWatched(process.execPath, argv, opts),
+    statusUrl: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${promPort}/metrics`,
+  };
+}
+
+export async function startBuilt(args: readonly string[], opts: BuiltAgentOptions = {}): Promise<BuiltAgent> {
+  const agent = await spawnBuilt(args, opts);
   try {
-    await waitFor(async () => (await fetch(`${agent.statusUrl}/healthz`)).ok, 30_000, output);
+    await waitFor(async () => (await fetch(`${agent.statusUrl}/healthz`)).ok, 30_000, agent.output);
   } catch (err) {
-    child.kill('SIGKILL');
+    agent.child.kill('SIGKILL');
     throw err;
   }
   return agent;
+}
+
+/**
+ * Milliseconds from spawn to the first 200 from `url`, polled every 2 ms (the harness's waitFor polls
+ * every 200 ms, too coarse for a start-up time).
+ */
+export async function msToFirstOk(proc: WatchedProcess, url: string, timeoutMs = 30_000): Promise<number> {
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return performance.now() - proc.spawnedAt;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - proc.spawnedAt > timeoutMs || proc.child.exitCode !== null)
+      throw new Error(`${url}: no 200 within ${timeoutMs} ms\n${proc.output().slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** The V8 flags the DaemonSet gives the agent (NODE_OPTIONS in deploy/base/daemonset.yaml). */
+export function shippedNodeFlags(): string[] {
+  const docs = parseAllDocuments(readFileSync(join(REPO, 'deploy', 'base', 'daemonset.yaml'), 'utf8'));
+  const ds = docs.map((d) => d.toJS() as DaemonSetDoc).find((d) => d?.kind === 'DaemonSet');
+  const env = ds?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+  const value = env.find((e) => e.name === 'NODE_OPTIONS')?.value;
+  if (value === undefined)
+    throw new Error('deploy/base/daemonset.yaml: no NODE_OPTIONS in the first container');
+  return value.split(/\s+/).filter(Boolean);
+}
+
+interface DaemonSetDoc {
+  kind?: string;
+  spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } };
 }
 
 /** Every sample of a Prometheus text page, keyed by `name{labels}` exactly as printed. */

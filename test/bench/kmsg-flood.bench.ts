@@ -5,7 +5,6 @@
  * (by its own count and by the kernel's sequence numbers) and whether every marked line it read was
  * detected and counted exactly once.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import { join } from 'node:path';
 import { REPO } from '../support/agent-process.ts';
 import { type BuiltAgent, scrape, startBuilt, sum } from './built-agent.ts';
 import { lastKmsgSeq } from './kmsg-seq.ts';
+import { runWriter, type WriterSummary } from './kmsg-writer.ts';
 import { formatUsage, loadNote, measure, mib, statusKiB, type Usage } from './proc.ts';
 
 export interface FloodOptions {
@@ -41,31 +41,6 @@ function configs(dir: string, marker: string): string[] {
   const readonly = join(dir, 'readonly.yaml');
   writeFileSync(readonly, noLookback('readonly.yaml'));
   return [kernel, readonly];
-}
-
-interface WriterSummary {
-  written: number;
-  marks: number;
-  opens: number;
-  writeErrors: number;
-  seconds: number;
-  achievedRate: number;
-}
-
-function runWriter(opts: FloodOptions, marker: string): Promise<WriterSummary> {
-  const cfg = JSON.stringify({ rate: opts.rate, seconds: opts.seconds, marks: opts.marks, marker });
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'kmsg-writer.ts'), cfg], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out) as WriterSummary) : reject(new Error(`writer exit ${code}`)),
-    ),
-  );
 }
 
 /** The marked lines the agent turned into events, from its structured "Event occurred" log lines. */

@@ -10,10 +10,11 @@
  * soon as they are due, so all of them go out even when the writer cannot keep the pace. Prints one
  * JSON summary line on stdout.
  */
+import { spawn } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { kernelCorpus } from './kernel-corpus.ts';
 
-interface WriterConfig {
+export interface WriterConfig {
   readonly rate: number;
   readonly seconds: number;
   readonly marks: number;
@@ -21,10 +22,22 @@ interface WriterConfig {
   readonly batch?: number;
   /** Syslog level prefix; 6 (info) stays below the console loglevel, so the serial console is spared. */
   readonly level?: number;
+  /** What a marked line looks like (default `plain`). */
+  readonly shape?: MarkShape;
 }
 
-export function markedLine(marker: string, index: number): string {
-  return `${marker}: marker problem #${index}`;
+/**
+ * `plain`: `<marker>: marker problem #<i>`, for a rule the benchmark adds. `oom-kill`: the OOM killer's
+ * line (mm/oom_kill.c, __oom_kill_process) with the marker as the victim's comm (<= 15 characters, as
+ * TASK_COMM_LEN allows) and the index in the pid, so NPD's shipped OOMKilling rule matches it unchanged
+ * and every marked line is distinct.
+ */
+export type MarkShape = 'plain' | 'oom-kill';
+
+export function markedLine(marker: string, index: number, shape: MarkShape = 'plain'): string {
+  if (shape === 'plain') return `${marker}: marker problem #${index}`;
+  const pid = 100_000 + index;
+  return `Out of memory: Killed process ${pid} (${marker}) total-vm:1048576kB, anon-rss:524288kB, file-rss:2048kB, shmem-rss:0kB, UID:0 pgtables:1200kB oom_score_adj:999`;
 }
 
 class Writer {
@@ -77,7 +90,8 @@ class Writer {
   }
 
   private next(): Buffer {
-    if (this.markDue()) return Buffer.from(`${this.prefix}${markedLine(this.cfg.marker, this.marks++)}\n`);
+    if (this.markDue())
+      return Buffer.from(`${this.prefix}${markedLine(this.cfg.marker, this.marks++, this.cfg.shape)}\n`);
     return this.pool[this.written % this.pool.length] as Buffer;
   }
 }
@@ -95,6 +109,33 @@ function run(cfg: WriterConfig): void {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   };
   loop();
+}
+
+export interface WriterSummary {
+  readonly written: number;
+  readonly marks: number;
+  readonly opens: number;
+  readonly writeErrors: number;
+  readonly seconds: number;
+  readonly achievedRate: number;
+}
+
+/** Runs this file as its own process (its CPU is not the agent's) and resolves with its summary. */
+export function runWriter(cfg: Omit<WriterConfig, 'marker'>, marker: string): Promise<WriterSummary> {
+  const { rate, seconds, marks, batch, level, shape } = cfg;
+  const json = JSON.stringify({ rate, seconds, marks, marker, batch, level, shape });
+  const child = spawn(process.execPath, [import.meta.filename, json], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as WriterSummary) : reject(new Error(`writer exit ${code}`)),
+    ),
+  );
 }
 
 if (process.argv[1]?.endsWith('kmsg-writer.ts')) run(JSON.parse(process.argv[2] ?? '{}') as WriterConfig);

@@ -9,8 +9,16 @@
  *   storm  event storm against a real kube-apiserver: --lines=10000 --seconds=10
  *   scale  many node identities in one process against a real kube-apiserver: --nodes=200
  *   process  CPU per scrape of the process_* metrics: --scrapes=2000
+ *   vs-npd this agent beside the real NPD v1.36.0 (test/tools/npd/build.sh builds it into .cache once) on
+ *          the same /dev/kmsg with NPD's kernel-monitor.json: --rates=5000,20000,40000 --seconds=20
+ *          --marks=200 --cpu-rate=1500 --cpu-seconds=30 --idle-seconds=60 --settle-seconds=15 --runs=5
+ *          --storm-lines=10000 --storm-seconds=10 (root; about 6 minutes)
  *   all    every one of the above, in that order
+ *
+ * kmsg, storm and vs-npd flood the kernel log: they run under `flock /tmp/kmsg-bench.lock`, taken here
+ * unless a parent process already holds it.
  */
+import { rerunUnderLock } from './bench-lock.ts';
 import { buildBundle } from './built-agent.ts';
 import { idleBench } from './idle.bench.ts';
 import { kmsgFlood } from './kmsg-flood.bench.ts';
@@ -25,8 +33,11 @@ import {
 } from './rule-engine.bench.ts';
 import { scaleBench } from './scale.bench.ts';
 import { stormBench } from './storm.bench.ts';
+import { type VsNpdOptions, vsNpdBench } from './vs-npd.bench.ts';
 
-const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale', 'process'] as const;
+const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale', 'process', 'vs-npd'] as const;
+/** The benches that write to /dev/kmsg at a high rate. */
+const FLOODS: readonly string[] = ['kmsg', 'storm', 'vs-npd'];
 
 function ruleEngine(): void {
   const mixed = mixedLogNsPerLine();
@@ -74,11 +85,31 @@ function parseArgs(argv: readonly string[]): { names: string[]; opts: Map<string
   return { names: names.length > 0 ? names : ['rules'], opts };
 }
 
+function vsNpdOptions(opts: Map<string, string>): VsNpdOptions {
+  const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
+  return {
+    rates: (opts.get('rates') ?? '5000,20000,40000').split(',').map(Number),
+    seconds: opt('seconds', 20),
+    marks: opt('marks', 200),
+    cpuRate: opt('cpu-rate', 1500),
+    cpuSeconds: opt('cpu-seconds', 30),
+    idleSeconds: opt('idle-seconds', 60),
+    settleSeconds: opt('settle-seconds', 15),
+    runs: opt('runs', 5),
+    stormLines: opt('storm-lines', 10_000),
+    stormSeconds: opt('storm-seconds', 10),
+  };
+}
+
 async function main(): Promise<void> {
   const { names, opts } = parseArgs(process.argv.slice(2));
   const unknown = names.filter((n) => !(BENCHES as readonly string[]).includes(n));
   if (unknown.length > 0)
     throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${BENCHES.join(' ')} all`);
+  if (names.some((n) => FLOODS.includes(n))) {
+    const status = rerunUnderLock();
+    if (status !== undefined) process.exit(status);
+  }
   const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
   const nodeFlags = (opts.get('node-flags') ?? '').split(',').filter(Boolean);
   if (names.some((n) => n !== 'rules' && n !== 'scale' && n !== 'process')) buildBundle();
@@ -97,6 +128,7 @@ async function main(): Promise<void> {
     if (name === 'scale')
       await scaleBench({ nodes: opt('nodes', 200), heartbeatSeconds: opt('heartbeat', 10) });
     if (name === 'process') await processMetricsBench({ scrapes: opt('scrapes', 2000) });
+    if (name === 'vs-npd') await vsNpdBench(vsNpdOptions(opts));
   }
 }
 

@@ -4,7 +4,6 @@
  * audit log counts the writes independently of the agent; the agent's metrics say where the rest went.
  * test/e2e/agent-storm.test.ts asserts the identical-line case; this prints the numbers.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { join } from 'node:path';
 import { AGENT_USER, type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
 import { waitFor } from '../support/agent-process.ts';
 import { type BuiltAgent, scrape, startBuilt, sum } from './built-agent.ts';
+import { runWriter } from './kmsg-writer.ts';
 import { formatUsage, loadNote, measure } from './proc.ts';
 
 export interface StormOptions {
@@ -20,17 +20,6 @@ export interface StormOptions {
 }
 
 const REASON = 'StormLine';
-
-function writeLines(marker: string, opts: StormOptions): Promise<void> {
-  // The kmsg writer with only marked lines: each due at an even spacing over `seconds`.
-  const cfg = JSON.stringify({ rate: 0, seconds: opts.seconds, marks: opts.lines, marker });
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'kmsg-writer.ts'), cfg], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer exit ${code}`)))),
-  );
-}
 
 async function settle(agent: BuiltAgent, source: string): Promise<void> {
   let last = '';
@@ -76,7 +65,11 @@ export async function stormBench(opts: StormOptions): Promise<void> {
     await new Promise((r) => setTimeout(r, 3000));
     const mark = cp.auditMark();
     const started = Date.now();
-    const [usage] = await Promise.all([measure(agent.pid, opts.seconds * 1000), writeLines(marker, opts)]);
+    const [usage] = await Promise.all([
+      measure(agent.pid, opts.seconds * 1000),
+      // The kmsg writer with only marked lines: each due at an even spacing over `seconds`.
+      runWriter({ rate: 0, seconds: opts.seconds, marks: opts.lines }, marker),
+    ]);
     await settle(agent, source);
     await report(cp, agent, { mark, source, started, usage, opts });
   } finally {
