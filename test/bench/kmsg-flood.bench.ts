@@ -23,6 +23,8 @@ export interface FloodOptions {
   readonly nodeFlags?: readonly string[];
   /** Extra environment for the agent, e.g. MALLOC_ARENA_MAX. */
   readonly env?: NodeJS.ProcessEnv;
+  /** Write the tail of the agent's output here (e.g. its --trace-gc lines). */
+  readonly agentLog?: string;
 }
 
 const REASON = 'BenchMarker';
@@ -97,6 +99,7 @@ export async function kmsgFlood(opts: FloodOptions): Promise<void> {
     const seq1 = lastKmsgSeq();
     const m1 = await scrape(agent.metricsUrl);
     report(opts, w, usage, agent, marker, { seq0, seq1, m0, m1 });
+    if (opts.agentLog) writeFileSync(opts.agentLog, agent.output());
   } finally {
     await agent.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -34,6 +34,16 @@ function digitsEnd(buf: Buffer, pos: number, limit: number, semiOk: boolean): nu
   return -1;
 }
 
+/** The first `;`, within the header's few dozen bytes; -1 if none before a newline or the end. */
+function headerEnd(buf: Buffer, length: number): number {
+  for (let i = 0; i < length; i++) {
+    const c = buf[i] as number;
+    if (c === SEMI) return i;
+    if (c === NEWLINE) return -1;
+  }
+  return -1;
+}
+
 function digitsValue(buf: Buffer, from: number, to: number): number {
   let v = 0;
   for (let i = from; i < to; i++) v = v * 10 + ((buf[i] as number) - 0x30);
@@ -46,37 +56,44 @@ function plainDictionary(buf: Buffer, from: number, length: number): boolean {
   while (pos < length) {
     const c = buf[pos] as number;
     if (c !== SPACE && c !== NEWLINE) return false;
-    const nl = buf.indexOf(NEWLINE, pos);
-    if (nl < 0 || nl >= length) return true;
-    pos = nl + 1;
+    while (pos < length && buf[pos] !== NEWLINE) pos++;
+    pos++;
   }
   return true;
 }
 
-/** Text bytes that messageText() would change: an escape, or a space or non-ASCII byte at an edge. */
-function plainText(buf: Buffer, from: number, to: number): boolean {
-  if (from === to) return true;
+/**
+ * The end of the text (its newline, or `length`), or -1 when messageText() would change the text: an
+ * escape, or a space or non-ASCII byte at an edge. A loop, not Buffer.indexOf, which would search the
+ * whole 64 KiB read buffer past the record whenever the byte is absent.
+ */
+function plainTextEnd(buf: Buffer, from: number, length: number): number {
+  let i = from;
+  while (i < length) {
+    const c = buf[i] as number;
+    if (c === NEWLINE) break;
+    if (c === BACKSLASH) return -1;
+    i++;
+  }
+  if (i === from) return i;
   const first = buf[from] as number;
-  const last = buf[to - 1] as number;
-  if (first <= SPACE || first >= 0x7f || last <= SPACE || last >= 0x7f) return false;
-  const esc = buf.indexOf(BACKSLASH, from);
-  return esc < 0 || esc >= to;
+  const last = buf[i - 1] as number;
+  return first <= SPACE || first >= 0x7f || last <= SPACE || last >= 0x7f ? -1 : i;
 }
 
 /** Fills `out` from the record in buf[0, length) and returns true, or returns false (use the parser). */
 export function decodeKmsgFields(buf: Buffer, length: number, out: KmsgFields): boolean {
-  const semi = buf.indexOf(SEMI);
-  if (semi < 0 || semi >= length) return false;
+  const semi = headerEnd(buf, length);
+  if (semi < 0) return false;
   const prioEnd = digitsEnd(buf, 0, semi, false);
   if (prioEnd < 0) return false;
   const seqEnd = digitsEnd(buf, prioEnd + 1, semi, false);
   if (seqEnd < 0) return false;
   const usecEnd = digitsEnd(buf, seqEnd + 1, semi + 1, true);
   if (usecEnd < 0) return false;
-  let textEnd = buf.indexOf(NEWLINE, semi + 1);
-  if (textEnd < 0 || textEnd > length) textEnd = length;
+  const textEnd = plainTextEnd(buf, semi + 1, length);
+  if (textEnd < 0) return false;
   if (textEnd < length && !plainDictionary(buf, textEnd + 1, length)) return false;
-  if (!plainText(buf, semi + 1, textEnd)) return false;
   out.facility = digitsValue(buf, 0, prioEnd) >> 3;
   out.seq = digitsValue(buf, prioEnd + 1, seqEnd);
   out.usec = digitsValue(buf, seqEnd + 1, usecEnd);
