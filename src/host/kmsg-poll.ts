@@ -23,6 +23,9 @@ const O_CLOEXEC = 0o2000000;
  */
 export function koffiWaitReadable(): WaitReadable {
   let calls: { poll: PollFn; pipe2: Pipe2Fn } | null | undefined;
+  // koffi passes poll(2) only the buffer's address; holding the buffer here until poll returns keeps
+  // the garbage collector from freeing memory the kernel writes revents into.
+  const inFlight = new Set<Buffer>();
   const load = () => {
     try {
       const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
@@ -47,8 +50,10 @@ export function koffiWaitReadable(): WaitReadable {
     fds.writeInt32LE(wakeRead, 8);
     fds.writeInt16LE(POLLIN, 12);
     let state: 'waiting' | 'cancelled' | 'done' = 'waiting';
+    inFlight.add(fds);
     // Whatever poll returned (ready, error, EINTR), the reader's next drain finds out.
     calls.poll.async(fds, 2, -1, () => {
+      inFlight.delete(fds);
       const cancelled = state === 'cancelled';
       state = 'done';
       nodeFs.closeSync(wakeRead);

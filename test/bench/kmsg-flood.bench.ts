@@ -99,8 +99,8 @@ export async function kmsgFlood(opts: FloodOptions): Promise<void> {
     const seq1 = lastKmsgSeq();
     const m1 = await scrape(agent.metricsUrl);
     report(opts, w, usage, agent, marker, { seq0, seq1, m0, m1 });
-    if (opts.agentLog) writeFileSync(opts.agentLog, agent.output());
   } finally {
+    if (opts.agentLog) writeFileSync(opts.agentLog, agent.output());
     await agent.stop();
     rmSync(dir, { recursive: true, force: true });
   }
