@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { run } from './cli.ts';
+
+// V8 would pretenure kmsg lines (they survive a scavenge mid-drain), filling old space under a flood:
+// off, a 40k lines/s flood costs ~25 % less CPU and ~6 MiB less RSS. NODE_OPTIONS cannot carry it.
+setFlagsFromString('--no-allocation-site-pretenuring');
 
 /**
  * The only place that exits. Signals are handled explicitly: as PID 1 in a container Node ignores

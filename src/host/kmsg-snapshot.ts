@@ -1,15 +1,18 @@
 import * as nodeFs from 'node:fs';
+import { koffiWaitReadable, type WaitReadable } from './kmsg-poll.ts';
 
 /**
- * The three syscalls a /dev/kmsg reader makes; the real device, or a fake in tests. Node cannot poll a
- * character device and blocking reads pin a libuv thread until the next kernel record (blocking
- * shutdown), so the device is opened non-blocking and drained with synchronous reads.
+ * The syscalls a /dev/kmsg reader makes; the real device, or a fake in tests. libuv cannot watch a
+ * character device and a blocking read cannot be interrupted at shutdown, so the device is opened
+ * non-blocking, drained with synchronous reads, and waited on with a cancellable poll(2).
  */
 export interface KmsgDevice {
   openSync(path: string, flags: number): number;
   /** Reads one record into buffer and returns its length; throws errno errors (EAGAIN, EPIPE, ...). */
   readSync(fd: number, buffer: Buffer): number;
   closeSync(fd: number): void;
+  /** Without it the reader polls on a timer. */
+  readonly waitReadable?: WaitReadable;
 }
 
 export function nodeKmsgDevice(): KmsgDevice {
@@ -18,6 +21,7 @@ export function nodeKmsgDevice(): KmsgDevice {
     // The driver ignores positions; null keeps Node from tracking one.
     readSync: (fd, buffer) => nodeFs.readSync(fd, buffer, 0, buffer.length, null),
     closeSync: (fd) => nodeFs.closeSync(fd),
+    waitReadable: koffiWaitReadable(),
   };
 }
 

@@ -23,6 +23,8 @@ export interface FloodOptions {
   readonly nodeFlags?: readonly string[];
   /** Extra environment for the agent, e.g. MALLOC_ARENA_MAX. */
   readonly env?: NodeJS.ProcessEnv;
+  /** Write the tail of the agent's output here (e.g. its --trace-gc lines). */
+  readonly agentLog?: string;
 }
 
 const REASON = 'BenchMarker';
@@ -73,6 +75,7 @@ export async function kmsgFlood(opts: FloodOptions): Promise<void> {
     const m1 = await scrape(agent.metricsUrl);
     report(opts, w, usage, agent, marker, { seq0, seq1, m0, m1 });
   } finally {
+    if (opts.agentLog) writeFileSync(opts.agentLog, agent.output());
     await agent.stop();
     rmSync(dir, { recursive: true, force: true });
   }

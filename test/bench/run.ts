@@ -3,8 +3,8 @@
  * BENCHMARKS.md records the results.
  *
  *   rules  rule engine over a mixed kernel log (the default, a few seconds)
- *   kmsg   kmsg flood end to end: --rate=20000 --seconds=60 --marks=600 --node-flags=--a,--b (root;
- *          floods the machine's kernel log, so never beside e2e tests)
+ *   kmsg   kmsg flood end to end: --rate=20000 --seconds=60 --marks=600 --node-flags=--a,--b
+ *          --agent-log=FILE (root; floods the machine's kernel log, so never beside e2e tests)
  *   idle   idle bundle, RSS breakdown and V8 flags: --seconds=60
  *   storm  event storm against a real kube-apiserver: --lines=10000 --seconds=10
  *   scale  many node identities in one process against a real kube-apiserver: --nodes=200
@@ -122,6 +122,7 @@ async function main(): Promise<void> {
         seconds: opt('seconds', 60),
         marks: opt('marks', 600),
         nodeFlags,
+        agentLog: opts.get('agent-log'),
       });
     if (name === 'idle') await idleBench({ seconds: opt('seconds', 60) });
     if (name === 'storm') await stormBench({ lines: opt('lines', 10_000), seconds: opt('seconds', 10) });

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, openSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../../../../src/core/clock.ts';
 import { silentLogger } from '../../../../src/core/logger.ts';
 import { createRegistry } from '../../../../src/core/metrics.ts';
 import type { LogLine } from '../../../../src/core/types.ts';
+import { nodeKmsgDevice } from '../../../../src/host/kmsg-snapshot.ts';
 import { KmsgReader } from '../../../../src/sources/kmsg/reader.ts';
 
 const DEVICE = '/dev/kmsg';
@@ -67,4 +68,46 @@ it('delivers records written to the real /dev/kmsg, from the backlog and live', 
   // Wall time comes from /proc/uptime, which drifts from the kmsg clock only by suspend time.
   assert.ok(Math.abs(live.timestamp - before) < 60_000, `timestamp ${live.timestamp} near ${before}`);
   assert.equal(lines.filter((l) => l.message.includes(id)).length, 2, 'each marker exactly once');
+});
+
+const openFds = () => readdirSync('/proc/self/fd').length;
+
+it('poll(2) on the real device wakes for a new record, and a cancelled wait never calls back', async (t) => {
+  const reason = unusableReason();
+  if (reason) {
+    t.skip(reason);
+    return;
+  }
+  const { waitReadable, openSync: open, readSync, closeSync: close } = nodeKmsgDevice();
+  assert.ok(waitReadable);
+  const fd = open(DEVICE, constants.O_RDONLY | constants.O_NONBLOCK);
+  const buf = Buffer.alloc(64 * 1024);
+  const drain = () => {
+    for (;;) {
+      try {
+        readSync(fd, buf);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EPIPE') return;
+      }
+    }
+  };
+  drain();
+  let cancelledCalls = 0;
+  const cancel = waitReadable(fd, () => cancelledCalls++);
+  assert.ok(cancel);
+  cancel();
+  await sleep(50); // the cancelled poll returns and its callback closes the wake pipe
+  // Counted after the first wait: loading koffi and starting the libuv pool open fds of their own.
+  const fdsBefore = openFds();
+  drain();
+  let woke = false;
+  assert.ok(waitReadable(fd, () => (woke = true)));
+  assert.equal(woke, false, 'the wait does not call back before poll(2) returns');
+  writeFileSync(DEVICE, `<3>npd-test: marker-${randomBytes(6).toString('hex')}-poll\n`);
+  const deadline = Date.now() + 5000;
+  while (!woke && Date.now() < deadline) await sleep(10);
+  assert.ok(woke, 'poll(2) returned for the new record');
+  close(fd);
+  assert.equal(cancelledCalls, 0);
+  assert.equal(openFds(), fdsBefore - 1, 'the wake pipes are closed');
 });

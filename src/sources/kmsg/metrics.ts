@@ -1,0 +1,36 @@
+import type { Registry } from 'prom-client';
+import { counter } from '../../core/metrics.ts';
+import { linesMalformed, linesRead } from '../metrics.ts';
+
+export const SKIP_REASONS = ['before_start', 'duplicate', 'not_kernel', 'empty', 'callback_error'] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+type Inc = { inc(value?: number): void };
+
+export interface ReaderMetrics {
+  readonly read: Inc;
+  readonly malformed: Inc;
+  readonly lost: Inc;
+  readonly restarts: Inc;
+  readonly skipped: (reason: SkipReason) => Inc;
+}
+
+export function createMetrics(registry: Registry, source: string): ReaderMetrics {
+  const bySource = (name: string, help: string): Inc =>
+    counter(registry, { name, help, labelNames: ['source'] }).labels({ source });
+  const skipped = counter(registry, {
+    name: 'npd_kmsg_records_skipped_total',
+    help: 'Kernel log records read but not delivered, by reason.',
+    labelNames: ['source', 'reason'],
+  });
+  return {
+    read: linesRead(registry, source),
+    malformed: linesMalformed(registry, source),
+    lost: bySource(
+      'npd_kmsg_records_lost_total',
+      'Kernel log records overwritten in the ring buffer, or too large for the read buffer, before being read.',
+    ),
+    restarts: bySource('npd_monitor_restarts_total', 'Times a monitor reopened its source after a failure.'),
+    skipped: (reason) => skipped.labels({ source, reason }),
+  };
+}
