@@ -12,6 +12,7 @@ import { systemClock } from './core/clock.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { createRegistry } from './core/metrics.ts';
 import { VERSION, VERSION_LINE } from './core/version.ts';
+import { libcMallocTrim } from './host/malloc-trim.ts';
 import { libcWaitpid, Pid1Reaper } from './host/pid1-reaper.ts';
 import { runReplay } from './replay/command.ts';
 
@@ -116,6 +117,7 @@ async function startAgent(
     logger,
     version: VERSION,
     reload,
+    mallocTrim: libcMallocTrim,
   });
   await agent.start();
   return { agent, logger, graceMs: parsed.options.shutdownGraceMs };

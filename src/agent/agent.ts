@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
 import type { Condition, Status } from '../core/types.ts';
+import type { MallocTrimResult } from '../host/malloc-trim.ts';
 import { hostPaths } from '../host/paths.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
@@ -18,6 +19,7 @@ import { type Endpoints, HttpServers } from '../server/http.ts';
 import { SourceHub } from '../sources/hub.ts';
 import { ProblemDetector, type ProblemOutlets } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
+import { HeapTrimmer } from './heap-trim.ts';
 import type { Options } from './options.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
 import { createSubsystems, type Subsystems } from './subsystems.ts';
@@ -38,6 +40,8 @@ export interface AgentDeps {
     readonly load: () => LoadedConfig[];
     readonly intervalMs: number;
   };
+  /** Returns freed allocator memory after start-up and reloads (libcMallocTrim); none in tests. */
+  readonly mallocTrim?: () => Promise<MallocTrimResult>;
 }
 
 /**
@@ -55,6 +59,7 @@ export class Agent {
   private watcher: ConfigWatcher | undefined;
   private reloads: ReturnType<typeof reloadMetrics> | undefined;
   private subsystems: Subsystems | undefined;
+  private trimmer: HeapTrimmer | undefined;
 
   constructor(deps: AgentDeps) {
     this.deps = deps;
@@ -75,6 +80,7 @@ export class Agent {
     this.subsystems?.reporter.start();
     await this.supervisor.start((status) => detector.onStatus(status));
     this.watchConfig();
+    this.trimHeap();
     logger.info(
       {
         mode: exporter.mode,
@@ -87,6 +93,7 @@ export class Agent {
 
   async stop(graceMs: number): Promise<void> {
     this.watcher?.stop();
+    this.trimmer?.stop();
     this.subsystems?.reporter.stop();
     await this.supervisor?.stop();
     await this.exporter?.stop(graceMs);
@@ -115,8 +122,16 @@ export class Agent {
       return false;
     }
     this.reloads?.result(true);
+    this.trimmer?.schedule();
     logger.info({ monitors: this.running.map((r) => r.monitor.source) }, 'config reloaded');
     return true;
+  }
+
+  private trimHeap(): void {
+    const { mallocTrim: load, clock, registry, logger } = this.deps;
+    if (!load) return;
+    this.trimmer = new HeapTrimmer({ clock, registry, logger, load });
+    this.trimmer.schedule();
   }
 
   private reloadTarget(): ReloadTarget {
