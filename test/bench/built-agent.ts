@@ -3,8 +3,8 @@
  * own process so /proc reports its CPU and memory alone (no tsx loader, no test runner).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { freePort, REPO, waitFor } from '../support/agent-process.ts';
 
@@ -83,6 +83,22 @@ export function spawnWatched(
   };
 }
 
+/**
+ * The node binary the agent runs from: a private copy of this one. In the image the agent is the only
+ * process mapping its `node`; run from the bench's own binary, every page the two share would count in
+ * both RSS figures and the agent's start-up page-out (src/host/page-out.ts) could not drop them.
+ */
+export function agentNode(): string {
+  const copy = join(REPO, '.cache', 'bench-node', 'node');
+  const same = existsSync(copy) && statSync(copy).size === statSync(process.execPath).size;
+  if (!same) {
+    mkdirSync(dirname(copy), { recursive: true });
+    copyFileSync(process.execPath, copy);
+    chmodSync(copy, 0o755);
+  }
+  return copy;
+}
+
 /** Spawns the bundle on two free ports without waiting for it (start-up timings poll it themselves). */
 export async function spawnBuilt(args: readonly string[], opts: BuiltAgentOptions = {}): Promise<BuiltAgent> {
   const [port, promPort] = [await freePort(), await freePort()];
@@ -94,7 +110,7 @@ export async function spawnBuilt(args: readonly string[], opts: BuiltAgentOption
     ...args,
   ];
   return {
-    ...spawnWatched(process.execPath, argv, opts),
+    ...spawnWatched(agentNode(), argv, opts),
     statusUrl: `http://127.0.0.1:${port}`,
     metricsUrl: `http://127.0.0.1:${promPort}/metrics`,
   };

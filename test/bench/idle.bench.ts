@@ -6,18 +6,18 @@
  * <= 200 ms), idle RssAnon <= 24 MiB and CPU <= 1 millicore (use --seconds=120: a tick is 10 ms).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { freePort, REPO } from '../support/agent-process.ts';
-import { BUNDLE, startBuilt } from './built-agent.ts';
+import { REPO } from '../support/agent-process.ts';
+import { msToFirstOk, shippedNodeFlags, spawnBuilt, startBuilt } from './built-agent.ts';
 import { formatUsage, loadNote, measure, mib, statusKiB } from './proc.ts';
 
 export interface IdleOptions {
   readonly seconds: number;
+  /** Also the RSS breakdown by what is loaded and the V8 flag sweep (~8 min). */
+  readonly sweep: boolean;
 }
 
 /** Past the agent's second malloc_trim (40 s after start-up), so the window sees the steady state. */
 const SETTLE_MS = 45_000;
-/** The DaemonSet's NODE_OPTIONS (deploy/base/daemonset.yaml). */
-const DAEMONSET_FLAGS = ['--max-old-space-size=128', '--max-semi-space-size=1'];
 const STARTS = 9;
 
 /** A resident-set breakdown of one process: anonymous (heap, stacks) and file-backed (code, mapped). */
@@ -92,36 +92,13 @@ async function idleRun(flags: readonly string[], settleMs: number, windowMs: num
   }
 }
 
-/** Milliseconds from spawn to the first 200 from /metrics, polled every 5 ms. */
+/** Spawn to the first 200 from /metrics, the shipped flags, through the shared start-up timer. */
 async function timeToMetrics(): Promise<number> {
-  const [port, promPort] = [await freePort(), await freePort()];
-  const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    [
-      ...DAEMONSET_FLAGS,
-      BUNDLE,
-      `--port=${port}`,
-      `--prometheus-port=${promPort}`,
-      '--enable-k8s-exporter=false',
-    ],
-    { cwd: REPO, env: { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: '' }, stdio: 'ignore' },
-  );
+  const agent = await spawnBuilt(['--enable-k8s-exporter=false'], { nodeFlags: shippedNodeFlags() });
   try {
-    for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${promPort}/metrics`).then(
-        async (r) => {
-          await r.text();
-          return r.status === 200;
-        },
-        () => false,
-      );
-      if (ok) return performance.now() - started;
-      if (performance.now() - started > 30_000) throw new Error('no /metrics within 30 s');
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    return await msToFirstOk(agent, agent.metricsUrl);
   } finally {
-    child.kill('SIGKILL');
+    agent.child.kill('SIGKILL');
   }
 }
 
@@ -131,7 +108,7 @@ async function startUp(): Promise<void> {
   times.sort((a, b) => a - b);
   const list = times.map((t) => t.toFixed(0)).join(' ');
   console.log(
-    `start-up to first /metrics 200 (${STARTS} spawns, ${DAEMONSET_FLAGS.join(' ')}): median ` +
+    `start-up to first /metrics 200 (${STARTS} spawns, ${shippedNodeFlags().join(' ')}): median ` +
       `${times[STARTS >> 1]?.toFixed(0)} ms [${list}] (target <= 200 ms; ${loadNote()})`,
   );
 }
@@ -139,8 +116,9 @@ async function startUp(): Promise<void> {
 export async function idleBench(opts: IdleOptions): Promise<void> {
   console.log(`## Idle: dist/main.js, default config, standalone`);
   await startUp();
-  console.log(`settled ${SETTLE_MS / 1000} s, then ${opts.seconds} s, ${DAEMONSET_FLAGS.join(' ')}:`);
-  console.log(`  ${await idleRun(DAEMONSET_FLAGS, SETTLE_MS, opts.seconds * 1000)}`);
+  console.log(`settled ${SETTLE_MS / 1000} s, then ${opts.seconds} s, ${shippedNodeFlags().join(' ')}:`);
+  console.log(`  ${await idleRun(shippedNodeFlags(), SETTLE_MS, opts.seconds * 1000)}`);
+  if (!opts.sweep) return;
   await breakdown();
   const window = Math.max(10, Math.round(opts.seconds / 2));
   console.log(`V8/Node flags (each: settled 10 s, then ${window} s):`);

@@ -113,7 +113,7 @@ function report(
   );
   console.log(`kernel: sequence numbers advanced by ${kernelRecords} (every writer on the machine)`);
   console.log(`agent (bundle): ${formatUsage(usage)}`);
-  console.log(`agent VmHWM at the end ${mib(statusKiB(agent.pid, 'VmHWM'))}`);
+  console.log(`agent VmHWM at the end (reset as the flood started) ${mib(statusKiB(agent.pid, 'VmHWM'))}`);
   // Both monitors share one reader (SourceHub), which reports under the first monitor's source.
   for (const s of ['kernel-monitor', 'readonly-monitor']) {
     const l = `source="${s}"`;

@@ -3,7 +3,7 @@
  * printed next to how busy the (shared) machine was while it was taken.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 
 let clkTck: number | undefined;
@@ -64,13 +64,23 @@ export interface Usage {
   /** CPU seconds per wall second, in millicores. */
   readonly millicores: number;
   readonly rssKiB: { readonly min: number; readonly median: number; readonly max: number };
+  /** Peak RSS within the window: VmHWM is reset when it starts (clear_refs 5). */
   readonly hwmKiB: number;
+  /** VmHWM since the process started (its start-up peak included), read before the reset. */
+  readonly hwmSinceStartKiB: number;
   readonly load: string;
+}
+
+/** Resets VmHWM to the current RSS (Linux 4.0+, root or the owner), so a later read is a window's peak. */
+export function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
 export async function measure(pid: number, wallMs: number, everyMs = 1000): Promise<Usage> {
   const startedAt = process.hrtime.bigint();
   const cpu0 = cpuSeconds(pid);
+  const hwmSinceStartKiB = statusKiB(pid, 'VmHWM');
+  resetPeakRss(pid);
   const rss: number[] = [];
   const loadStart = loadNote();
   while (Number(process.hrtime.bigint() - startedAt) / 1e6 < wallMs) {
@@ -90,6 +100,7 @@ export async function measure(pid: number, wallMs: number, everyMs = 1000): Prom
       max: sorted[sorted.length - 1] ?? Number.NaN,
     },
     hwmKiB: statusKiB(pid, 'VmHWM'),
+    hwmSinceStartKiB,
     load: `start ${loadStart}; end ${loadNote()}`,
   };
 }
@@ -98,7 +109,7 @@ export function formatUsage(u: Usage): string {
   return [
     `CPU ${u.cpuSeconds.toFixed(2)} s over ${u.wallSeconds.toFixed(1)} s = ${u.millicores.toFixed(1)} millicores`,
     `VmRSS min/median/max ${mib(u.rssKiB.min)} / ${mib(u.rssKiB.median)} / ${mib(u.rssKiB.max)}`,
-    `VmHWM ${mib(u.hwmKiB)}`,
+    `VmHWM in the window ${mib(u.hwmKiB)} (since start ${mib(u.hwmSinceStartKiB)})`,
     `(${u.load})`,
   ].join('; ');
 }

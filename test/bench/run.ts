@@ -5,7 +5,7 @@
  *   rules  rule engine over a mixed kernel log (the default, a few seconds)
  *   kmsg   kmsg flood end to end: --rate=20000 --seconds=60 --marks=600 --node-flags=--a,--b
  *          --agent-log=FILE (root; floods the machine's kernel log, so never beside e2e tests)
- *   idle   idle bundle, RSS breakdown and V8 flags: --seconds=60
+ *   idle   idle bundle, start-up, RSS breakdown and V8 flags: --seconds=60 --sweep=0 (skip breakdown and flags)
  *   storm  event storm against a real kube-apiserver: --lines=10000 --seconds=10
  *   scale  many node identities in one process against a real kube-apiserver: --nodes=200
  *   process  CPU per scrape of the process_* metrics: --scrapes=2000
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
         nodeFlags,
         agentLog: opts.get('agent-log'),
       });
-    if (name === 'idle') await idleBench({ seconds: opt('seconds', 60) });
+    if (name === 'idle') await idleBench({ seconds: opt('seconds', 60), sweep: opt('sweep', 1) !== 0 });
     if (name === 'storm') await stormBench({ lines: opt('lines', 10_000), seconds: opt('seconds', 10) });
     if (name === 'scale')
       await scaleBench({ nodes: opt('nodes', 200), heartbeatSeconds: opt('heartbeat', 10) });

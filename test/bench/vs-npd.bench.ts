@@ -189,7 +189,7 @@ function floodRows(f: Figures, o: VsNpdOptions): Row[] {
       load: f.floods.at(-1)?.load ?? '',
     },
     {
-      label: `VmHWM under flood (${worst?.rate ?? '?'} lines/s) / under an event storm`,
+      label: `peak RSS (VmHWM reset as each window starts) under flood (${worst?.rate ?? '?'} lines/s) / under an event storm`,
       npd: [worst?.hwm.npd ?? Number.NaN, storm?.hwm.npd ?? Number.NaN],
       ours: [worst?.hwm.ours ?? Number.NaN, storm?.hwm.ours ?? Number.NaN],
       format: mib,

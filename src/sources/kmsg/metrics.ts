@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { counter } from '../../core/metrics.ts';
-import { linesMalformed, linesRead } from '../metrics.ts';
+import { linesMalformed, linesRead, sourceCounter } from '../metrics.ts';
 
 export const SKIP_REASONS = ['before_start', 'duplicate', 'not_kernel', 'empty', 'callback_error'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
@@ -16,8 +16,7 @@ export interface ReaderMetrics {
 }
 
 export function createMetrics(registry: Registry, source: string): ReaderMetrics {
-  const bySource = (name: string, help: string): Inc =>
-    counter(registry, { name, help, labelNames: ['source'] }).labels({ source });
+  const bySource = (name: string, help: string): Inc => sourceCounter(registry, source, name, help);
   const skipped = counter(registry, {
     name: 'npd_kmsg_records_skipped_total',
     help: 'Kernel log records read but not delivered, by reason.',
