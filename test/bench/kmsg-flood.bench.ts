@@ -27,23 +27,28 @@ export interface FloodOptions {
 
 const REASON = 'BenchMarker';
 
+/** A kernel.yaml text with a temporary rule for the writer's marked lines appended to its rules list. */
+export function withMarkerRule(kernelYaml: string, marker: string, reason: string): string {
+  // kernel.yaml ends with its rules list, so an appended rule joins it.
+  const rule = [
+    '  - type: temporary',
+    `    reason: ${reason}`,
+    `    pattern: '${marker}: marker problem #\\d+'`,
+  ];
+  return `${kernelYaml.trimEnd()}\n${rule.join('\n')}\n`;
+}
+
 function configs(dir: string, marker: string): string[] {
   const noLookback = (name: string) =>
     readFileSync(join(REPO, 'rules', name), 'utf8').replace(/^lookback: .*$/m, 'lookback: 0s');
   const kernel = join(dir, 'kernel.yaml');
-  // kernel.yaml ends with its rules list, so an appended rule joins it.
-  const rule = [
-    '  - type: temporary',
-    `    reason: ${REASON}`,
-    `    pattern: '${marker}: marker problem #\\d+'`,
-  ];
-  writeFileSync(kernel, `${noLookback('kernel.yaml').trimEnd()}\n${rule.join('\n')}\n`);
+  writeFileSync(kernel, withMarkerRule(noLookback('kernel.yaml'), marker, REASON));
   const readonly = join(dir, 'readonly.yaml');
   writeFileSync(readonly, noLookback('readonly.yaml'));
   return [kernel, readonly];
 }
 
-interface WriterSummary {
+export interface WriterSummary {
   written: number;
   marks: number;
   opens: number;
@@ -52,7 +57,11 @@ interface WriterSummary {
   achievedRate: number;
 }
 
-function runWriter(opts: FloodOptions, marker: string): Promise<WriterSummary> {
+/** Runs kmsg-writer.ts as its own process (`rate: 0` writes only the marked lines). */
+export function runWriter(
+  opts: Pick<FloodOptions, 'rate' | 'seconds' | 'marks'>,
+  marker: string,
+): Promise<WriterSummary> {
   const cfg = JSON.stringify({ rate: opts.rate, seconds: opts.seconds, marks: opts.marks, marker });
   const child = spawn(process.execPath, [join(import.meta.dirname, 'kmsg-writer.ts'), cfg], {
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -9,9 +9,13 @@
  *   storm  event storm against a real kube-apiserver: --lines=10000 --seconds=10
  *   scale  many node identities in one process against a real kube-apiserver: --nodes=200
  *   process  CPU per scrape of the process_* metrics: --scrapes=2000
+ *   container  the built image under podman with NPD's 80 MiB and the DaemonSet's CPU limit against a real
+ *          kube-apiserver: --idle-seconds=600 --flood-seconds=60 --rate=40000 --storm-lines=10000
+ *          --storm-seconds=10 --memory-mib=80 (root; builds the image; floods /dev/kmsg under its lock)
  *   all    every one of the above, in that order
  */
 import { buildBundle } from './built-agent.ts';
+import { containerBench } from './container.bench.ts';
 import { idleBench } from './idle.bench.ts';
 import { kmsgFlood } from './kmsg-flood.bench.ts';
 import { longRecordReplayMs } from './long-records.bench.ts';
@@ -26,7 +30,7 @@ import {
 import { scaleBench } from './scale.bench.ts';
 import { stormBench } from './storm.bench.ts';
 
-const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale', 'process'] as const;
+const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale', 'process', 'container'] as const;
 
 function ruleEngine(): void {
   const mixed = mixedLogNsPerLine();
@@ -81,7 +85,7 @@ async function main(): Promise<void> {
     throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${BENCHES.join(' ')} all`);
   const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
   const nodeFlags = (opts.get('node-flags') ?? '').split(',').filter(Boolean);
-  if (names.some((n) => n !== 'rules' && n !== 'scale' && n !== 'process')) buildBundle();
+  if (names.some((n) => !['rules', 'scale', 'process', 'container'].includes(n))) buildBundle();
   for (const name of names) {
     console.log(`\n# ${name} (${new Date().toISOString()}, node ${process.version}, ${loadNote()})`);
     if (name === 'rules') ruleEngine();
@@ -97,6 +101,15 @@ async function main(): Promise<void> {
     if (name === 'scale')
       await scaleBench({ nodes: opt('nodes', 200), heartbeatSeconds: opt('heartbeat', 10) });
     if (name === 'process') await processMetricsBench({ scrapes: opt('scrapes', 2000) });
+    if (name === 'container')
+      await containerBench({
+        idleSeconds: opt('idle-seconds', 600),
+        floodSeconds: opt('flood-seconds', 60),
+        rate: opt('rate', 40_000),
+        stormLines: opt('storm-lines', 10_000),
+        stormSeconds: opt('storm-seconds', 10),
+        memoryMiB: opt('memory-mib', 80),
+      });
   }
 }
 
