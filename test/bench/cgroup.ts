@@ -31,8 +31,10 @@ export interface CgroupReading {
 }
 
 /** The cgroup of `pid` as the host sees it, from /proc/<pid>/cgroup. */
-export function cgroupOf(pid: number, root = '/sys/fs/cgroup'): Cgroup {
-  const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n');
+export function cgroupOf(pid: number, root = '/sys/fs/cgroup', proc = '/proc'): Cgroup {
+  const lines = readFileSync(join(proc, String(pid), 'cgroup'), 'utf8')
+    .trim()
+    .split('\n');
   const v1 = (controller: string) => {
     const line = lines.find((l) => l.split(':')[1]?.split(',').includes(controller));
     return line ? join(root, controller, line.split(':').slice(2).join(':')) : undefined;
