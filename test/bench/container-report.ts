@@ -33,7 +33,7 @@ export function delta(from: Snapshot, to: Snapshot): Counter {
 function memoryLines(s: Span, limits: Limits, agentPid: number): string[] {
   const { cg } = s.to;
   return [
-    `memory (cgroup): peak ${bytesMiB(s.peakBytes)} of the ${bytesMiB(limits.memoryBytes)} limit (${s.peaks}); at the end ${bytesMiB(cg.memoryBytes)} (anon ${bytesMiB(cg.anonBytes)}, page cache ${bytesMiB(cg.fileBytes)}); OOM kills ${cg.oomKills - s.from.cg.oomKills} (container total ${cg.oomKills})`,
+    `memory (cgroup${s.to.cgGone ? ', gone with the container: its last reading' : ''}): peak ${bytesMiB(s.peakBytes)} of the ${bytesMiB(limits.memoryBytes)} limit (${s.peaks}); at the end ${bytesMiB(cg.memoryBytes)} (anon ${bytesMiB(cg.anonBytes)}, page cache ${bytesMiB(cg.fileBytes)}); OOM kills ${cg.oomKills - s.from.cg.oomKills} (container total ${cg.oomKills})`,
     // RssFile counts file pages (the node binary) that the page cache may have charged to another cgroup.
     `agent process (host pid ${agentPid}): VmRSS ${mib(s.to.rssKiB)} at the end (RssAnon ${mib(s.to.anonKiB)}, RssFile ${mib(s.to.fileKiB)}), VmHWM ${mib(s.hwmKiB)}`,
   ];

@@ -18,6 +18,8 @@ import { childProcesses, loadNote, statusKiB } from './proc.ts';
 export interface Snapshot {
   readonly at: number;
   readonly cg: CgroupReading;
+  /** The cgroup is gone (the container exited): `cg` is the last reading taken, at most 1 s old. */
+  readonly cgGone: boolean;
   /** Empty when /metrics did not answer. */
   readonly metrics: Map<string, number>;
   readonly kmsgSeq: number;
@@ -73,6 +75,8 @@ function procKiB(pid: number, field: string): number {
 export class ContainerWatch {
   readonly spans: Span[] = [];
   private readonly poller: HealthPoller;
+  private readonly sampler: NodeJS.Timeout;
+  private lastCg: CgroupReading;
   private readonly cp: ControlPlane;
   private readonly pod: Pod;
   readonly cgroup: Cgroup;
@@ -84,6 +88,18 @@ export class ContainerWatch {
     this.cgroup = cgroup;
     this.agentPid = agentPid;
     this.poller = new HealthPoller(`${pod.status}/healthz`);
+    this.lastCg = readCgroup(cgroup);
+    // The runtime removes the cgroup when the container exits: keep a recent reading for that case.
+    this.sampler = setInterval(() => this.readCg(), 1000);
+  }
+
+  private readCg(): { cg: CgroupReading; cgGone: boolean } {
+    try {
+      this.lastCg = readCgroup(this.cgroup);
+      return { cg: this.lastCg, cgGone: false };
+    } catch {
+      return { cg: this.lastCg, cgGone: true };
+    }
   }
 
   static attach(cp: ControlPlane, pod: Pod): ContainerWatch {
@@ -99,7 +115,7 @@ export class ContainerWatch {
   async snapshot(): Promise<Snapshot> {
     return {
       at: Date.now(),
-      cg: readCgroup(this.cgroup),
+      ...this.readCg(),
       metrics: await scrapeOrEmpty(this.pod.metrics),
       kmsgSeq: lastKmsgSeq(),
       mark: this.cp.auditMark(),
@@ -114,7 +130,12 @@ export class ContainerWatch {
 
   /** Resets the memory peaks (cgroup; VmHWM via clear_refs 5) and starts a new health tally. */
   async begin(): Promise<Begun> {
-    const own = resetPeak(this.cgroup);
+    let own = false;
+    try {
+      own = resetPeak(this.cgroup);
+    } catch {
+      // the cgroup is gone; the snapshot says so
+    }
     try {
       writeFileSync(`/proc/${this.agentPid}/clear_refs`, '5');
     } catch {
@@ -158,6 +179,7 @@ export class ContainerWatch {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.sampler);
     await this.poller.stop();
   }
 }

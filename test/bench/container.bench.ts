@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
+import { sleep } from '../e2e/harness/processes.ts';
 import { type Pod, serviceAccountDir, startPod } from '../container/pod.ts';
 import { containerSkip, IMAGE } from '../container/podman.ts';
 import { agentContainer, type Doc, one, renderBase } from '../deploy/support.ts';
@@ -38,7 +39,6 @@ export interface ContainerOptions {
 
 const REASON = 'ContainerStorm';
 const SOURCE = 'kernel-monitor';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** deploy/base with a temporary rule for the storm's marked lines appended to kernel.yaml. */
 function benchDocs(marker: string): Doc[] {
@@ -108,8 +108,8 @@ async function stormPhase(r: Run): Promise<void> {
   const span = await r.w.end(`storm, ${stormLines} lines in ${stormSeconds} s, then ${settled}`, b);
   printSpan(r.cp, span, r.limits, r.w.agentPid);
   const scope = { source: SOURCE, mark: b.from.mark, messageIncludes: r.marker, user: SERVICE_ACCOUNT_USER };
-  await printEventWrites(r.cp, delta(b.from, span.to), scope);
   const d = delta(b.from, span.to);
+  await printEventWrites(r.cp, d, scope);
   console.log(`problem_counter{reason="${REASON}"} +${d('problem_counter', `reason="${REASON}"`)}`);
 }
 
