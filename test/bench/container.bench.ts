@@ -6,9 +6,9 @@
  *   idle   `idleSeconds` with nothing written by this bench,
  *   flood  `rate` lines/s of the kernel corpus into /dev/kmsg for `floodSeconds`,
  *   storm  `stormLines` distinct lines that a rule added to kernel.yaml turns into Warning events,
- * printing per phase and overall what container-watch.ts reads. The flood and the storm hold
- * /tmp/kmsg-bench.lock, as every /dev/kmsg flood on the machine does. Asserts nothing: an OOM kill
- * or a /healthz failure is a measured result.
+ * printing per phase and overall what container-watch.ts reads. All three phases hold
+ * /tmp/kmsg-bench.lock, which every /dev/kmsg flood on the machine takes, so the idle phase is idle and
+ * the flood is the only one. Asserts nothing: an OOM kill or a /healthz failure is a measured result.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,11 +18,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
 import { sleep } from '../e2e/harness/processes.ts';
-import { type Pod, serviceAccountDir, startPod } from '../container/pod.ts';
-import { containerSkip, IMAGE } from '../container/podman.ts';
+import { launchPod, type Pod, serviceAccountDir } from '../container/pod.ts';
+import { containerSkip, IMAGE, inspectState } from '../container/podman.ts';
 import { agentContainer, type Doc, one, renderBase } from '../deploy/support.ts';
-import { REPO, waitFor } from '../support/agent-process.ts';
+import { REPO } from '../support/agent-process.ts';
 import { delta, type Limits, printSpan, SERVICE_ACCOUNT_USER } from './container-report.ts';
+import { type Cgroup, cgroupOf, readCgroup } from './cgroup.ts';
 import { ContainerWatch } from './container-watch.ts';
 import { runWriter, withMarkerRule } from './kmsg-flood.bench.ts';
 import { holdKmsgLock, KMSG_LOCK } from './kmsg-lock.ts';
@@ -120,10 +121,11 @@ async function phases(r: Run): Promise<void> {
   console.log(
     `start-up: cgroup memory peak ${(startup.peakBytes / 2 ** 20).toFixed(1)} MiB, agent VmHWM ${(startup.hwmKiB / 1024).toFixed(1)} MiB`,
   );
-  await idlePhase(r);
+  // Held from the idle phase on: other floods of /dev/kmsg during it would make it no idle at all.
   const lock = await holdKmsgLock();
   console.log(`(${KMSG_LOCK} taken after waiting ${(lock.waitedMs / 1000).toFixed(1)} s)`);
   try {
+    await idlePhase(r);
     if (!r.w.exited()) await floodPhase(r);
     if (!r.w.exited()) await stormPhase(r);
   } finally {
@@ -137,12 +139,67 @@ function buildImage(): void {
   execFileSync('bash', [join(REPO, 'test', 'container', 'build-image.sh'), IMAGE], { stdio: 'inherit' });
 }
 
-async function startAgent(cp: ControlPlane, work: string, docs: Doc[], flags: string[]): Promise<Pod> {
+/** The container's cgroup as soon as it has a process; undefined if it exits first. */
+async function podCgroup(pod: Pod): Promise<Cgroup | undefined> {
+  while (pod.c.child.exitCode === null) {
+    try {
+      const { pid } = inspectState(pod.c.name);
+      if (pid > 0) return cgroupOf(pid);
+    } catch {
+      // not created yet
+    }
+    await sleep(100);
+  }
+  return undefined;
+}
+
+/**
+ * undefined once /healthz says 200; why not, when the container exits or `ms` pass first. Podman's
+ * OOMKilled misses a kill of tini's child, so the cgroup's own count (read until it goes) says it.
+ */
+async function untilHealthy(pod: Pod, ms: number): Promise<string | undefined> {
+  const deadline = Date.now() + ms;
+  const cg = await podCgroup(pod);
+  let last = 'no answer';
+  let reading = '';
+  while (Date.now() < deadline) {
+    try {
+      const r = cg && readCgroup(cg);
+      if (r)
+        reading = `cgroup: memory peak ${(r.peakBytes / 2 ** 20).toFixed(1)} MiB, oom_kill ${r.oomKills}`;
+    } catch {
+      // gone with the container: keep the last reading
+    }
+    if (pod.c.child.exitCode !== null) return `container exited ${pod.c.child.exitCode}; ${reading}`;
+    const r = await fetch(`${pod.status}/healthz`).catch(() => undefined);
+    if (r?.status === 200) return undefined;
+    if (r) last = String(r.status);
+    await sleep(200);
+  }
+  return `no /healthz 200 within ${ms / 1000} s (last ${last}); ${reading}`;
+}
+
+/** The pod once its /healthz says 200, or undefined (and why printed) when it exited before that. */
+async function startAgent(
+  cp: ControlPlane,
+  work: string,
+  docs: Doc[],
+  flags: string[],
+): Promise<Pod | undefined> {
   const home = mkdtempSync(join(work, 'home-'));
   const saDir = await serviceAccountDir(cp, home, work);
   const started = Date.now();
-  const pod = await startPod(cp, saDir, work, docs, { flags, keep: true });
-  await waitFor(async () => (await fetch(`${pod.status}/healthz`)).status === 200, 120_000, pod.c.output);
+  const pod = await launchPod(cp, saDir, work, docs, { flags, keep: true });
+  const failed = await untilHealthy(pod, 120_000);
+  if (failed !== undefined) {
+    const st = inspectState(pod.c.name);
+    console.log(
+      `start-up failed (${failed}): podman inspect ${st.status}, OOMKilled ${st.oomKilled}, ExitCode ${st.exitCode}, Restarts ${st.restarts}`,
+    );
+    console.log(`its last output:\n${pod.c.output().slice(-2000)}`);
+    pod.c.remove();
+    return undefined;
+  }
   console.log(
     `container ${pod.c.name}: /healthz 200 ${((Date.now() - started) / 1000).toFixed(1)} s after podman run`,
   );
@@ -168,6 +225,7 @@ export async function containerBench(opts: ContainerOptions): Promise<void> {
   let w: ContainerWatch | undefined;
   try {
     pod = await startAgent(cp, work, docs, flags);
+    if (pod === undefined) return;
     w = ContainerWatch.attach(cp, pod);
     await phases({ cp, pod, w, limits, marker, opts });
   } finally {

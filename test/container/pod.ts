@@ -46,8 +46,8 @@ export interface PodOptions {
   readonly keep?: boolean;
 }
 
-/** Starts the DaemonSet's agent container and waits until its status server answers. */
-export async function startPod(
+/** Starts the DaemonSet's agent container without waiting for it (see startPod). */
+export async function launchPod(
   cp: ControlPlane,
   saDir: string,
   work: string,
@@ -67,12 +67,27 @@ export async function startPod(
     containerArgs(agentContainer(one([...docs], 'DaemonSet')), ctx),
     { rm: !opts.keep },
   );
-  const status = `http://127.0.0.1:${ctx.statusPort}`;
+  return {
+    c,
+    status: `http://127.0.0.1:${ctx.statusPort}`,
+    metrics: `http://127.0.0.1:${ctx.metricsPort}/metrics`,
+  };
+}
+
+/** Starts the DaemonSet's agent container and waits until its status server answers. */
+export async function startPod(
+  cp: ControlPlane,
+  saDir: string,
+  work: string,
+  docs: readonly Doc[],
+  opts: PodOptions = {},
+): Promise<Pod> {
+  const pod = await launchPod(cp, saDir, work, docs, opts);
   try {
-    await waitForListener(c, `${status}/healthz`);
+    await waitForListener(pod.c, `${pod.status}/healthz`);
   } catch (err) {
-    c.remove();
+    pod.c.remove();
     throw err;
   }
-  return { c, status, metrics: `http://127.0.0.1:${ctx.metricsPort}/metrics` };
+  return pod;
 }

@@ -101,7 +101,10 @@ export interface ContainerState {
 }
 
 export function inspectState(name: string): ContainerState {
-  const out = execFileSync('podman', ['inspect', '--format=json', name], { encoding: 'utf8' });
+  const out = execFileSync('podman', ['inspect', '--format=json', name], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const [c] = JSON.parse(out) as {
     State: { Status: string; Pid: number; OOMKilled: boolean; ExitCode: number };
     RestartCount?: number;
