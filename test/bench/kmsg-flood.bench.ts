@@ -29,17 +29,22 @@ export interface FloodOptions {
 
 const REASON = 'BenchMarker';
 
+/** A kernel.yaml text with a temporary rule for the writer's marked lines appended to its rules list. */
+export function withMarkerRule(kernelYaml: string, marker: string, reason: string): string {
+  // kernel.yaml ends with its rules list, so an appended rule joins it.
+  const rule = [
+    '  - type: temporary',
+    `    reason: ${reason}`,
+    `    pattern: '${marker}: marker problem #\\d+'`,
+  ];
+  return `${kernelYaml.trimEnd()}\n${rule.join('\n')}\n`;
+}
+
 function configs(dir: string, marker: string): string[] {
   const noLookback = (name: string) =>
     readFileSync(join(REPO, 'rules', name), 'utf8').replace(/^lookback: .*$/m, 'lookback: 0s');
   const kernel = join(dir, 'kernel.yaml');
-  // kernel.yaml ends with its rules list, so an appended rule joins it.
-  const rule = [
-    '  - type: temporary',
-    `    reason: ${REASON}`,
-    `    pattern: '${marker}: marker problem #\\d+'`,
-  ];
-  writeFileSync(kernel, `${noLookback('kernel.yaml').trimEnd()}\n${rule.join('\n')}\n`);
+  writeFileSync(kernel, withMarkerRule(noLookback('kernel.yaml'), marker, REASON));
   const readonly = join(dir, 'readonly.yaml');
   writeFileSync(readonly, noLookback('readonly.yaml'));
   return [kernel, readonly];

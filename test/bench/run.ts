@@ -13,18 +13,22 @@
  *          the same /dev/kmsg with NPD's kernel-monitor.json: --rates=5000,20000,40000 --seconds=20
  *          --marks=200 --cpu-rate=1500 --cpu-seconds=30 --idle-seconds=60 --settle-seconds=15 --runs=5
  *          --storm-lines=10000 --storm-seconds=10 (root; about 6 minutes)
+ *   container  the built image under podman with NPD's 80 MiB and the DaemonSet's CPU limit against a real
+ *          kube-apiserver: --idle-seconds=600 --flood-seconds=60 --rate=40000 --storm-lines=10000
+ *          --storm-seconds=10 --memory-mib=80 (root; builds the image; floods /dev/kmsg under its lock)
  *   all    every one of the above, in that order
  *
- * kmsg, storm and vs-npd flood the kernel log: they run under `flock /tmp/kmsg-bench.lock`, taken here
+ * kmsg, storm, vs-npd and container flood the kernel log: they run under `flock /tmp/kmsg-bench.lock`, taken here
  * unless a parent process already holds it.
  */
 import { rerunUnderLock } from './bench-lock.ts';
 import { buildBundle } from './built-agent.ts';
+import { containerBench } from './container.bench.ts';
 import { idleBench } from './idle.bench.ts';
 import { kmsgFlood } from './kmsg-flood.bench.ts';
 import { longRecordReplayMs } from './long-records.bench.ts';
-import { processMetricsBench } from './process-metrics.bench.ts';
 import { loadNote } from './proc.ts';
+import { processMetricsBench } from './process-metrics.bench.ts';
 import {
   adversarialThroughAll,
   adversarialWorstCases,
@@ -35,9 +39,9 @@ import { scaleBench } from './scale.bench.ts';
 import { stormBench } from './storm.bench.ts';
 import { type VsNpdOptions, vsNpdBench } from './vs-npd.bench.ts';
 
-const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale', 'process', 'vs-npd'] as const;
+const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale', 'process', 'vs-npd', 'container'] as const;
 /** The benches that write to /dev/kmsg at a high rate. */
-const FLOODS: readonly string[] = ['kmsg', 'storm', 'vs-npd'];
+const FLOODS: readonly string[] = ['kmsg', 'storm', 'vs-npd', 'container'];
 
 function ruleEngine(): void {
   const mixed = mixedLogNsPerLine();
@@ -112,7 +116,7 @@ async function main(): Promise<void> {
   }
   const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
   const nodeFlags = (opts.get('node-flags') ?? '').split(',').filter(Boolean);
-  if (names.some((n) => n !== 'rules' && n !== 'scale' && n !== 'process')) buildBundle();
+  if (names.some((n) => !['rules', 'scale', 'process', 'container'].includes(n))) buildBundle();
   for (const name of names) {
     console.log(`\n# ${name} (${new Date().toISOString()}, node ${process.version}, ${loadNote()})`);
     if (name === 'rules') ruleEngine();
@@ -130,6 +134,15 @@ async function main(): Promise<void> {
       await scaleBench({ nodes: opt('nodes', 200), heartbeatSeconds: opt('heartbeat', 10) });
     if (name === 'process') await processMetricsBench({ scrapes: opt('scrapes', 2000) });
     if (name === 'vs-npd') await vsNpdBench(vsNpdOptions(opts));
+    if (name === 'container')
+      await containerBench({
+        idleSeconds: opt('idle-seconds', 600),
+        floodSeconds: opt('flood-seconds', 60),
+        rate: opt('rate', 40_000),
+        stormLines: opt('storm-lines', 10_000),
+        stormSeconds: opt('storm-seconds', 10),
+        memoryMiB: opt('memory-mib', 80),
+      });
   }
 }
 

@@ -6,25 +6,17 @@
 // settings the DaemonSet had before cannot open /dev/kmsg (the runtime's device cgroup) and say so.
 //   npm run test:container        (builds the image first)
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { stringify } from 'yaml';
 import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
 import { kmsg, marker } from '../e2e/support.ts';
-import { freePort, metricValue, waitFor } from '../support/agent-process.ts';
-import { agentContainer, type Doc, kustomizeWith, one, renderBase } from '../deploy/support.ts';
+import { metricValue, waitFor } from '../support/agent-process.ts';
+import { type Doc, kustomizeWith, renderBase } from '../deploy/support.ts';
 import { formatSize, imageSize } from './image-size.ts';
-import { containerArgs, type PodContext, podmanRunFlags } from './pod-flags.ts';
-import {
-  type Container,
-  containerSkip,
-  IMAGE,
-  imageExists,
-  runContainer,
-  waitForListener,
-} from './podman.ts';
+import { serviceAccountDir, startPod } from './pod.ts';
+import { type Container, containerSkip, IMAGE, imageExists } from './podman.ts';
 
 const MiB = 1024 * 1024;
 const GZIP_TARGET_MIB = 70;
@@ -39,8 +31,6 @@ const UNPRIVILEGED = {
   seccompProfile: { type: 'RuntimeDefault' },
 };
 const skip = containerSkip();
-
-const toYaml = (docs: readonly Doc[]): string => docs.map((d) => stringify(d)).join('---\n');
 
 describe('the image run as the DaemonSet runs it (podman, runc)', { skip }, () => {
   let cp: ControlPlane;
@@ -57,18 +47,7 @@ describe('the image run as the DaemonSet runs it (podman, runc)', { skip }, () =
       cp = await startControlPlane();
       home = mkdtempSync(join(tmpdir(), 'npd-ct-home-'));
       work = mkdtempSync(join(tmpdir(), 'npd-ct-'));
-      const rbac = renderBase().filter((d) =>
-        ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(d.kind),
-      );
-      assert.equal(rbac.length, 3);
-      await cp.kubectl(['apply', '-f', '-'], { home, input: toYaml(rbac) });
-      // A real ServiceAccount token (TokenRequest), projected where kubelet puts it.
-      const token = (await kubectl(['create', 'token', 'node-problem-detector', '-n', 'kube-system'])).trim();
-      saDir = join(work, 'serviceaccount');
-      mkdirSync(saDir);
-      writeFileSync(join(saDir, 'token'), token);
-      writeFileSync(join(saDir, 'namespace'), 'kube-system');
-      copyFileSync(cp.caFile, join(saDir, 'ca.crt'));
+      saDir = await serviceAccountDir(cp, home, work);
     },
     { timeout: 60 * 60_000 },
   );
@@ -80,22 +59,9 @@ describe('the image run as the DaemonSet runs it (podman, runc)', { skip }, () =
   });
 
   async function start(docs: readonly Doc[], securityContext?: Record<string, unknown>) {
-    const ctx: PodContext = {
-      nodeName: cp.nodeName,
-      serviceAccountDir: saDir,
-      apiserverPort: cp.port,
-      workDir: mkdtempSync(join(work, 'pod-')),
-      statusPort: await freePort(),
-      metricsPort: await freePort(),
-    };
-    const c = runContainer(
-      podmanRunFlags(docs, ctx, securityContext),
-      containerArgs(agentContainer(one([...docs], 'DaemonSet')), ctx),
-    );
-    running.add(c);
-    const status = `http://127.0.0.1:${ctx.statusPort}`;
-    await waitForListener(c, `${status}/healthz`);
-    return { c, status, metrics: `http://127.0.0.1:${ctx.metricsPort}/metrics` };
+    const pod = await startPod(cp, saDir, work, docs, { securityContext });
+    running.add(pod.c);
+    return pod;
   }
 
   test(`the image is at most ${GZIP_TARGET_MIB} MiB gzip`, () => {

@@ -37,9 +37,15 @@ export interface Container {
   remove(): void;
 }
 
-export function runContainer(flags: readonly string[], args: readonly string[]): Container {
+/** `rm: false` keeps the container after it exits, so `podman inspect` still reads its state. */
+export function runContainer(
+  flags: readonly string[],
+  args: readonly string[],
+  opts: { rm?: boolean } = {},
+): Container {
   const name = `npd-ct-${randomBytes(4).toString('hex')}`;
-  const argv = ['run', '--rm', `--name=${name}`, '--pull=never', ...RUNTIME_FLAGS, ...flags, IMAGE, ...args];
+  const rm = opts.rm === false ? [] : ['--rm'];
+  const argv = ['run', ...rm, `--name=${name}`, '--pull=never', ...RUNTIME_FLAGS, ...flags, IMAGE, ...args];
   const child = spawn('podman', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const collect = (d: Buffer) => {
@@ -83,4 +89,33 @@ export async function waitForListener(c: Container, url: string, timeoutMs = 60_
     timeoutMs,
     c.output,
   );
+}
+
+/** What `podman inspect` says of a container's state (run with `rm: false` to read it after exit). */
+export interface ContainerState {
+  readonly status: string;
+  readonly pid: number;
+  readonly oomKilled: boolean;
+  readonly exitCode: number;
+  readonly restarts: number;
+}
+
+export function inspectState(name: string): ContainerState {
+  const out = execFileSync('podman', ['inspect', '--format=json', name], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const [c] = JSON.parse(out) as {
+    State: { Status: string; Pid: number; OOMKilled: boolean; ExitCode: number };
+    RestartCount?: number;
+  }[];
+  if (!c) throw new Error(`podman inspect ${name}: no such container`);
+  const s = c.State;
+  return {
+    status: s.Status,
+    pid: s.Pid,
+    oomKilled: s.OOMKilled,
+    exitCode: s.ExitCode,
+    restarts: c.RestartCount ?? 0,
+  };
 }
