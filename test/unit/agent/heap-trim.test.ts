@@ -36,9 +36,10 @@ function setup(result: MallocTrimResult) {
 }
 
 describe('HeapTrimmer', () => {
-  test('trims twice after start-up, loads the binding once, counts each result', async () => {
+  test('trims twice after start-up, pages out with the first only, loads the binding once, counts each result', async () => {
     let calls = 0;
-    const s = setup({ trim: () => ++calls === 1 });
+    const pagedOutAt: number[] = [];
+    const s = setup({ trim: () => ++calls === 1, pageOut: () => pagedOutAt.push(calls) && 0 });
     s.trimmer.schedule();
     s.clock.advance(999);
     await settle();
@@ -48,6 +49,7 @@ describe('HeapTrimmer', () => {
     s.clock.advance(60_000);
     await settle();
     assert.equal(calls, 2);
+    assert.deepEqual(pagedOutAt, [0], 'paged out once, before the first trim');
     assert.equal(s.loads(), 1);
     assert.deepEqual(await counts(s.registry), { released: 1, nothing: 1 });
     s.clock.advance(600_000);
