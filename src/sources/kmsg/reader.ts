@@ -39,9 +39,14 @@ export interface KmsgReaderOptions {
 type Step = 'more' | 'idle' | Error;
 
 const RETRY_INITIAL_MS = 1000;
-/** A drain that found this many records means a flood: poll again after BUSY_POLL_MS. */
-const BUSY_BATCH = 32;
+/**
+ * With poll(2), a reader that found records drains again after BUSY_POLL_MS and waits again only after
+ * QUIET_DRAINS empty drains: a wait costs far more than a timer (1,500 lines/s: 47 millicores when each
+ * drain of ~15 records ended in a wait). Without poll(2), BUSY_BATCH records in a drain mean a flood.
+ */
 const BUSY_POLL_MS = 10;
+const QUIET_DRAINS = 10;
+const BUSY_BATCH = 32;
 const RETRY_MAX_MS = 30_000;
 /** Records plus dictionaries stay under 8 KiB (CONSOLE_EXT_LOG_MAX); a short buffer loses the record. */
 const DEFAULT_BUFFER_BYTES = 64 * 1024;
@@ -69,6 +74,8 @@ export class KmsgReader {
   /** Until the first EAGAIN the reader is replaying history, which the start time filters. */
   private backlogDone = false;
   private lastSeq: number | undefined;
+  /** Starts quiet: a reader that finds the ring empty at start waits in poll(2) at once. */
+  private emptyDrains = QUIET_DRAINS;
   private failures = 0;
   /** Counts for this drain, added to the counters once per drain rather than once per record. */
   private readCount = 0;
@@ -133,6 +140,7 @@ export class KmsgReader {
     for (let i = 0; i < (this.opts.maxRecordsPerTick ?? 10_000) && outcome === 'more'; i++) {
       outcome = this.readOne(fd, batch);
     }
+    const read = this.readCount;
     this.flushCounts();
     this.deliver(batch);
     if (!this.running) return;
@@ -144,8 +152,10 @@ export class KmsgReader {
     this.failures = 0;
     // A capped drain continues at once; a busy ring is polled often, as it holds ~25 ms of a 40k/s flood.
     const idleMs = this.opts.pollIntervalMs ?? 200;
+    this.emptyDrains = read > 0 ? 0 : this.emptyDrains + 1;
+    const busy = this.device.waitReadable ? this.emptyDrains < QUIET_DRAINS : batch.length >= BUSY_BATCH;
     if (outcome === 'more') this.schedule(0);
-    else if (batch.length >= BUSY_BATCH) this.schedule(Math.min(idleMs, BUSY_POLL_MS));
+    else if (busy) this.schedule(Math.min(idleMs, BUSY_POLL_MS));
     else this.awaitRecords(fd, idleMs);
   }
 

@@ -39,7 +39,9 @@ describe('KmsgReader waiting in poll(2)', () => {
     h.reader.start();
     h.clock.advance(0);
     assert.deepEqual(h.messages(), ['boot']);
-    assert.equal(device.pending().length, 1);
+    assert.equal(device.pending().length, 0, 'after records, the timer looks again first');
+    h.clock.advance(100);
+    assert.equal(device.pending().length, 1, 'waits after 100 ms without a record');
     const reads = device.readCalls;
     h.clock.advance(60_000);
     assert.equal(device.readCalls, reads, 'no reads while nothing was logged');
@@ -52,7 +54,8 @@ describe('KmsgReader waiting in poll(2)', () => {
       h.batches.at(-1)?.map((l) => l.message),
       ['first of a flood', 'second'],
     );
-    assert.equal(device.pending().length, 1, 'waits again once drained');
+    h.clock.advance(100);
+    assert.equal(device.pending().length, 1, 'waits again once quiet');
   });
 
   it('polls a busy ring on the timer and waits again once it is quiet', () => {
@@ -67,7 +70,11 @@ describe('KmsgReader waiting in poll(2)', () => {
     device.write('tail');
     h.clock.advance(10);
     assert.equal(h.messages().at(-1), 'tail');
-    assert.equal(device.pending().length, 1);
+    assert.equal(device.pending().length, 0, 'a trickle stays on the timer');
+    h.clock.advance(90);
+    assert.equal(device.pending().length, 0);
+    h.clock.advance(10);
+    assert.equal(device.pending().length, 1, '10 empty drains in a row: back to poll(2)');
   });
 
   it('cancels the wait on stop and before closing the fd after a read error', async () => {
