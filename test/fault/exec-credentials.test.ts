@@ -3,7 +3,7 @@
 // failure is counted (credential failures, failed condition syncs), RSS stays bounded, no plugin
 // process outlives its run, and a working plugin's token gets the conditions onto the Node.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
@@ -14,6 +14,7 @@ import {
   initialCondition,
   markedNames,
   metricOf,
+  processesMentioning,
   startAgent,
   untilCondition,
   waitFor,
@@ -70,18 +71,8 @@ function rssMiB(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 }
 
-/** Processes still running one of this file's scripts. */
-function leftovers(): number[] {
-  const out: number[] = [];
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(s.dir)) out.push(Number(pid));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
+/** Processes still running one of this file's scripts (their command lines name the script's path). */
+const leftovers = (): number[] => processesMentioning(s.dir);
 
 const failures = (agent: AgentProcess, reason: string) =>
   metricOf(agent, 'npd_apiserver_credential_failures_total', `reason="${reason}"`);

@@ -2,7 +2,7 @@
 // agent kills each run's whole process group at the timeout, reads at most 4 KiB of output, counts
 // every timeout and truncation, keeps the schedule going and leaves no process behind.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
@@ -11,6 +11,7 @@ import {
   initialCondition,
   marker,
   metricOf,
+  processesMentioning,
   nodeCondition,
   waitFor,
   writeMonitor,
@@ -50,18 +51,8 @@ function pluginConfig(dir: string): string {
 
 const s = faultSuite({ kind: 'custom-plugin', configs: (dir) => [pluginConfig(dir)] });
 
-/** Processes still running one of this test's scripts (their command lines name the script's path). */
-function leftovers(): number[] {
-  const out: number[] = [];
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(s.dir)) out.push(Number(pid));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
+/** Processes still running one of this file's scripts (their command lines name the script's path). */
+const leftovers = (): number[] => processesMentioning(s.dir);
 
 test('hanging and flooding plugins are killed, truncated and counted; the agent carries on', {
   timeout: 180_000,

@@ -4,6 +4,7 @@
  * spam-filtered, given up or dropped, and each of those is a metric). The fault proxy lives in
  * fault-proxy.ts, the before/after hooks that start everything in suite.ts; both are re-exported here.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { scrape, sum } from '../bench/built-agent.ts';
 import type { ControlPlane } from '../e2e/harness/controlplane.ts';
@@ -138,4 +139,17 @@ export function untilEvent(t: Target, source: string, reason: string, ms = 60_00
     ms,
     t.agent.output,
   );
+}
+
+/** Pids of the processes whose command line contains `text` (e.g. a test's script directory). */
+export function processesMentioning(text: string): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text)) out.push(Number(pid));
+    } catch {
+      // gone
+    }
+  }
+  return out;
 }
