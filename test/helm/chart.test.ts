@@ -110,7 +110,7 @@ describe('helm lint and template', { skip }, () => {
     assert.deepEqual(c.resources.limits, { cpu: '200m', memory: '300Mi' }, 'merged into the defaults');
   });
 
-  test('journald, node probes, gpu: their monitors run; node probes get the node network and sockets', async () => {
+  test('journald, node probes, gpu: their monitors run; node probes get the node network and socket folders', async () => {
     const docs = await helmTemplate(tools!, VALUE_SETS['journald, node probes, gpu']!);
     const a = args(docs);
     for (const arg of [
@@ -122,8 +122,11 @@ describe('helm lint and template', { skip }, () => {
     }
     const spec = podSpec(ds(docs));
     assert.equal(spec.hostNetwork, true);
-    const sockets = spec.volumes.filter((v) => v.hostPath?.type === 'Socket').map((v) => v.hostPath!.path);
-    assert.deepEqual(sockets, ['/run/dbus/system_bus_socket', '/run/containerd/containerd.sock']);
+    const sockets = spec.volumes.filter((v) => ['dbus', 'containerd'].includes(v.name)).map((v) => v.hostPath);
+    assert.deepEqual(sockets, [
+      { path: '/run/dbus', type: 'DirectoryOrCreate' },
+      { path: '/run/containerd', type: 'DirectoryOrCreate' },
+    ]);
   });
 
   test('custom monitors land in /config and run; extra args, env, volumes are appended', async () => {
