@@ -35,6 +35,7 @@ export interface Options extends EventSinkOptions {
   /** --subsystem-conditions: also publish KernelReady, NetworkingReady, ... (docs/rules.md). */
   readonly subsystemConditions: boolean;
   readonly subsystemWindowMs: number;
+  readonly subsystemHoldMs: number;
   /** --diagnostics: serve NodeDiagnostic requests for this node (needs deploy/components/diagnostics). */
   readonly diagnostics: boolean;
   readonly diagnosticsPollMs: number;
@@ -86,6 +87,11 @@ export const FLAGS: readonly FlagSpec[] = [
     false,
   ),
   D('subsystem-window', 'How long an event keeps its subsystem condition False', '10m'),
+  D(
+    'subsystem-hold',
+    'How long a False subsystem condition must be free of problems before it turns True',
+    '2m',
+  ),
   B(
     'diagnostics',
     'Serve NodeDiagnostic requests for this node (CRD and RBAC: deploy/components/diagnostics)',
@@ -171,10 +177,16 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
   };
 }
 
-function subsystemOptions(f: FlagReader): Pick<Options, 'subsystemConditions' | 'subsystemWindowMs'> {
+function subsystemOptions(
+  f: FlagReader,
+): Pick<Options, 'subsystemConditions' | 'subsystemWindowMs' | 'subsystemHoldMs'> {
   const windowMs = f.dur('subsystem-window');
   if (windowMs <= 0) f.errors.push('--subsystem-window must be greater than 0');
-  return { subsystemConditions: f.get('subsystem-conditions') === 'true', subsystemWindowMs: windowMs };
+  return {
+    subsystemConditions: f.get('subsystem-conditions') === 'true',
+    subsystemWindowMs: windowMs,
+    subsystemHoldMs: f.dur('subsystem-hold'),
+  };
 }
 
 type MonitorOptions = Pick<
