@@ -1,3 +1,4 @@
+import { SUBSYSTEM_DEFAULTS } from '../conditions/subsystem.ts';
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
 import { validatePersistConfig } from '../events/persist/config.ts';
 import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
@@ -86,11 +87,11 @@ export const FLAGS: readonly FlagSpec[] = [
     'Also publish KernelReady, NetworkingReady, StorageReady, ContainerRuntimeReady, AcceleratedHardwareReady',
     false,
   ),
-  D('subsystem-window', 'How long an event keeps its subsystem condition False', '10m'),
+  D('subsystem-window', 'How long an event keeps its subsystem condition False', SUBSYSTEM_DEFAULTS.window),
   D(
     'subsystem-hold',
     'How long a False subsystem condition must be free of problems before it turns True',
-    '2m',
+    SUBSYSTEM_DEFAULTS.hold,
   ),
   B(
     'diagnostics',

@@ -19,6 +19,9 @@ const HEALTHY_REASONS: Readonly<Record<Subsystem, string>> = {
   'accelerated-hardware': 'AcceleratedHardwareIsHealthy',
 };
 
+/** The defaults of --subsystem-window and --subsystem-hold, for the agent and replay alike. */
+export const SUBSYSTEM_DEFAULTS = { window: '10m', hold: '2m' } as const;
+
 /** Who reported a status: the monitor object in the agent, anything unique per monitor elsewhere. */
 export type MonitorKey = object;
 

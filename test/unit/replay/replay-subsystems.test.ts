@@ -5,6 +5,7 @@ import { SubsystemTable } from '../../../src/conditions/subsystem-table.ts';
 import { loadConfigs } from '../../../src/config/load.ts';
 import { systemLogConfigKind } from '../../../src/monitors/system-log/schema.ts';
 import { parseReplayInput } from '../../../src/replay/parse-input.ts';
+import { runReplay } from '../../../src/replay/command.ts';
 import { type ReplayRecord, replay } from '../../../src/replay/replay.ts';
 import type { LogMonitorConfig } from '../../../src/rules/config.ts';
 
@@ -96,5 +97,41 @@ describe('replay --subsystem-conditions: main and counter files share a source',
     const out = replay([loaded[0]?.config as LogMonitorConfig], lines, T0);
     assert.ok(out.some((r) => r.kind === 'condition'));
     assert.ok(!out.some((r) => r.kind === 'subsystem'));
+  });
+});
+
+describe('replay command: subsystem flags', () => {
+  function cli(args: readonly string[]): { code: number; stdout: string; stderr: string } {
+    let stdout = '';
+    let stderr = '';
+    const io = {
+      stdout: (t: string) => (stdout += t),
+      stderr: (t: string) => (stderr += t),
+      readStdin: () => kmsg(HANGS),
+    };
+    const code = runReplay(['--config', join(ROOT, 'rules/kernel-counter.yaml'), ...args, '-'], io);
+    return { code, stdout, stderr };
+  }
+
+  it('prints subsystem records with --subsystem-conditions only', () => {
+    const on = cli(['--subsystem-conditions', '--subsystem-window=5m', '--subsystem-hold=0s']);
+    assert.equal(on.code, 0, on.stderr);
+    const kinds = on.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as ReplayRecord).kind);
+    assert.ok(kinds.includes('subsystem'));
+    const off = cli([]);
+    assert.equal(off.code, 0, off.stderr);
+    assert.ok(!off.stdout.includes('"kind":"subsystem"'));
+  });
+
+  it('refuses a zero window and an invalid hold, naming the flag', () => {
+    const zero = cli(['--subsystem-conditions', '--subsystem-window=0s']);
+    assert.equal(zero.code, 2);
+    assert.match(zero.stderr, /--subsystem-window must be greater than 0/);
+    const bad = cli(['--subsystem-conditions', '--subsystem-hold=soon']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--subsystem-hold: invalid duration "soon"/);
   });
 });
