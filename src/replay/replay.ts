@@ -40,15 +40,7 @@ export function replay(
 ): ReplayRecord[] {
   const clock = new FakeClock(startMs);
   const feed = new ReplayFeed();
-  const registry = createRegistry();
-  const deps: MonitorDeps = {
-    clock,
-    logger: silentLogger(),
-    registry,
-    paths: hostPaths('/'),
-    problemMetrics: new ProblemMetrics(registry),
-    sources: new SourceHub(),
-  };
+  const deps = offlineDeps(clock);
   const source = (config: LogMonitorConfig) => feed.source(config);
   const type = systemLogMonitorType({ kmsg: source, journald: source, filelog: source });
   const out: ReplayRecord[] = [];
@@ -69,6 +61,19 @@ export function replay(
   health?.drain(Number.POSITIVE_INFINITY, step);
   for (const monitor of monitors) void monitor.stop();
   return out;
+}
+
+/** Monitor dependencies with no I/O: a fresh registry, a silent logger, the replay clock. */
+function offlineDeps(clock: FakeClock): MonitorDeps {
+  const registry = createRegistry();
+  return {
+    clock,
+    logger: silentLogger(),
+    registry,
+    paths: hostPaths('/'),
+    problemMetrics: new ProblemMetrics(registry),
+    sources: new SourceHub(),
+  };
 }
 
 /** Statuses published while starting are the defaults: they are what later changes compare with. */
