@@ -203,10 +203,11 @@ function kubeExporter(parts: KubeParts): Exporter {
     events,
     async stop(graceMs) {
       parts.nodeInfo.stop();
-      conditions.stop();
       taints?.stop();
       diagnostics?.stop();
+      // Events first: writing them moves the watermarks that the last condition patch carries.
       await pipeline?.shutdown(graceMs);
+      await conditions.flush();
       await parts.persist.close();
       parts.client.close();
     },

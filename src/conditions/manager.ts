@@ -1,6 +1,6 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../core/clock.ts';
-import { SinkError } from '../core/errors.ts';
+import { retryAfterMs, SinkError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
 import type { Condition, ConditionStatus } from '../core/types.ts';
@@ -68,14 +68,9 @@ function sameCondition(a: Condition | undefined, b: Condition): boolean {
 
 /** 4xx answers will not change within milliseconds, and a Retry-After asks us to hold off. */
 function quickRetryable(err: unknown): boolean {
-  if ((err as { retryAfterMs?: unknown }).retryAfterMs !== undefined) return false;
+  if (retryAfterMs(err) !== undefined) return false;
   const code = err instanceof SinkError ? err.statusCode : undefined;
   return code === undefined || code >= 500;
-}
-
-function retryAfterMs(err: unknown): number | undefined {
-  const v = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
-  return typeof v === 'number' ? v : undefined;
 }
 
 /**
@@ -106,7 +101,7 @@ export class ConditionManager {
   private readonly lastSyncGauge: Gauge;
   private timer: TimerHandle | undefined;
   private running = false;
-  private inFlight = false;
+  private inFlight: Promise<void> | undefined;
   private dirty = false;
   private resyncNeeded = false;
   private lastTry: number | undefined;
@@ -178,6 +173,19 @@ export class ConditionManager {
     this.timer = undefined;
   }
 
+  /**
+   * At shutdown: stops the loop and sends, once, what the next tick would have sent (changed
+   * conditions, moved event watermarks), so a restarted agent neither loses a change nor re-posts
+   * the events this one already wrote.
+   */
+  async flush(): Promise<void> {
+    this.stop();
+    await this.inFlight;
+    this.foldPending();
+    const owed = this.dirty || this.annotationsDueAt !== undefined || this.resyncNeeded;
+    if (owed && this.writer && this.current.size > 0 && !this.held) await this.sync();
+  }
+
   /** The latest value of every condition type, in first-reported order (for GET /conditions). */
   conditions(): Condition[] {
     const merged = new Map(this.current);
@@ -203,7 +211,7 @@ export class ConditionManager {
   private tick(): void {
     if (!this.running) return;
     this.foldPending();
-    if (!this.inFlight && this.shouldSync()) void this.sync();
+    if (!this.inFlight && this.shouldSync()) this.inFlight = this.sync();
     this.schedule();
   }
 
@@ -228,7 +236,6 @@ export class ConditionManager {
   }
 
   private async sync(): Promise<void> {
-    this.inFlight = true;
     this.lastTry = this.clock.now();
     this.resyncNeeded = false;
     this.dirty = false;
@@ -251,7 +258,7 @@ export class ConditionManager {
         'failed to update node conditions',
       );
     } finally {
-      this.inFlight = false;
+      this.inFlight = undefined;
     }
   }
 

@@ -27,3 +27,9 @@ export function errorMessage(err: unknown): string {
 export function errorCode(err: unknown): string | undefined {
   return err instanceof Error ? (err as NodeJS.ErrnoException).code : undefined;
 }
+
+/** The server's Retry-After, in ms, that a sink error carries; undefined when absent or invalid. */
+export function retryAfterMs(err: unknown): number | undefined {
+  const value = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}

@@ -16,6 +16,8 @@
  *   container  the built image under podman with NPD's 80 MiB and the DaemonSet's CPU limit against a real
  *          kube-apiserver: --idle-seconds=600 --flood-seconds=60 --rate=40000 --storm-lines=10000
  *          --storm-seconds=10 --memory-mib=80 (root; builds the image; floods /dev/kmsg under its lock)
+ *   node   the agent pod under a real kubelet and containerd with deploy/base's limits, through a flood and
+ *          an event storm: --rate=40000 --seconds=60 --storm-lines=200 (root; floods /dev/kmsg under its lock)
  *   all    every one of the above, in that order
  *
  * kmsg, storm, vs-npd and container flood the kernel log: they run under `flock /tmp/kmsg-bench.lock`, taken here
@@ -28,6 +30,7 @@ import { idleBench } from './idle.bench.ts';
 import { kmsgFlood } from './kmsg-flood.bench.ts';
 import { longRecordReplayMs } from './long-records.bench.ts';
 import { journalAndFilelogRuleSets } from './log-rules.bench.ts';
+import { nodeBench } from './node.bench.ts';
 import { loadNote } from './proc.ts';
 import { processMetricsBench } from './process-metrics.bench.ts';
 import {
@@ -40,9 +43,19 @@ import { scaleBench } from './scale.bench.ts';
 import { stormBench } from './storm.bench.ts';
 import { type VsNpdOptions, vsNpdBench } from './vs-npd.bench.ts';
 
-const BENCHES = ['rules', 'kmsg', 'idle', 'storm', 'scale', 'process', 'vs-npd', 'container'] as const;
+const BENCHES = [
+  'rules',
+  'kmsg',
+  'idle',
+  'storm',
+  'scale',
+  'process',
+  'vs-npd',
+  'container',
+  'node',
+] as const;
 /** The benches that write to /dev/kmsg at a high rate. */
-const FLOODS: readonly string[] = ['kmsg', 'storm', 'vs-npd', 'container'];
+const FLOODS: readonly string[] = ['kmsg', 'storm', 'vs-npd', 'container', 'node'];
 
 function ruleEngine(): void {
   const mixed = mixedLogNsPerLine();
@@ -127,7 +140,7 @@ async function main(): Promise<void> {
   }
   const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
   const nodeFlags = (opts.get('node-flags') ?? '').split(',').filter(Boolean);
-  if (names.some((n) => !['rules', 'scale', 'process', 'container'].includes(n))) buildBundle();
+  if (names.some((n) => !['rules', 'scale', 'process', 'container', 'node'].includes(n))) buildBundle();
   for (const name of names) {
     console.log(`\n# ${name} (${new Date().toISOString()}, node ${process.version}, ${loadNote()})`);
     if (name === 'rules') ruleEngine();
@@ -153,6 +166,12 @@ async function main(): Promise<void> {
         stormLines: opt('storm-lines', 10_000),
         stormSeconds: opt('storm-seconds', 10),
         memoryMiB: opt('memory-mib', 80),
+      });
+    if (name === 'node')
+      await nodeBench({
+        rate: opt('rate', 40_000),
+        seconds: opt('seconds', 60),
+        stormLines: opt('storm-lines', 200),
       });
   }
 }

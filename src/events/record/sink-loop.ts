@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { RetrySleeper } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
-import { SinkError } from '../../core/errors.ts';
+import { retryAfterMs, SinkError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Broadcaster, Watcher } from './broadcaster.ts';
 import { type CorrelatorOptions, EventCorrelator } from './correlator.ts';
@@ -33,11 +33,6 @@ type Outcome = { readonly done: true } | { readonly done: false; readonly retryA
 
 function isNotFound(err: unknown): boolean {
   return err instanceof SinkError && err.statusCode === 404;
-}
-
-function retryAfterOf(err: SinkError): number | undefined {
-  const value = (err as { retryAfterMs?: unknown }).retryAfterMs;
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 function logFields(event: KubeEvent): Record<string, unknown> {
@@ -189,10 +184,10 @@ export class SinkLoop {
       log.warn({ err, ...logFields(event) }, 'Unable to write event (may retry after sleeping)');
       return { done: false };
     }
-    const retryAfterMs = retryAfterOf(err);
-    if (retryAfterMs !== undefined && (err.statusCode === 429 || err.statusCode >= 500)) {
-      log.warn({ err, retryAfterMs, ...logFields(event) }, 'Server asked to retry event write later');
-      return { done: false, retryAfterMs };
+    const wait = retryAfterMs(err);
+    if (wait !== undefined && (err.statusCode === 429 || err.statusCode >= 500)) {
+      log.warn({ err, retryAfterMs: wait, ...logFields(event) }, 'Server asked to retry event write later');
+      return { done: false, retryAfterMs: wait };
     }
     if (err.reason === 'AlreadyExists') {
       log.debug({ err, ...logFields(event) }, 'Server rejected event (will not retry!)');

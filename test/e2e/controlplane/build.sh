@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds a real kube-apiserver and etcd for the end-to-end tests, from the Go module proxy only,
-# into a cache folder, and prints where they are. A second run with the same versions rebuilds nothing.
+# Builds a real etcd and the Kubernetes server binaries (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet) for the end-to-end and node tests, from the Go module proxy only, into a cache
+# folder, and prints where they are. A second run with the same versions rebuilds nothing.
 #
 #   bash test/e2e/controlplane/build.sh
 #
-# Output (stdout, one per line, for scripts): KUBE_APISERVER=<path> ETCD=<path> CONTROLPLANE_DIR=<dir>
-#   KUBERNETES_VERSION=v1.N.P ETCD_VERSION=v3.N.P
+# Output (stdout, one per line, for scripts): KUBE_APISERVER=<path> KUBE_CONTROLLER_MANAGER=<path>
+#   KUBE_SCHEDULER=<path> KUBELET=<path> ETCD=<path> CONTROLPLANE_DIR=<dir> KUBERNETES_VERSION=v1.N.P
+#   ETCD_VERSION=v3.N.P
 # Progress and timings go to stderr.
 #
 # Env:
@@ -23,10 +25,10 @@ repo="$(cd "$here/../../.." && pwd)"
 mod_version() { # <go.mod> <module path>
   awk -v m="$2" '$1 == m && $2 ~ /^v/ { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$1"
 }
-K8S_VERSION="$(mod_version "$here/apiserver/go.mod" k8s.io/kubernetes)"
+K8S_VERSION="$(mod_version "$here/kubernetes/go.mod" k8s.io/kubernetes)"
 ETCD_VERSION="$(mod_version "$here/etcd/go.mod" go.etcd.io/etcd/server/v3)"
 if [[ ! "$K8S_VERSION" =~ ^v1\.([0-9]+)\.[0-9]+$ ]]; then
-  echo "build.sh: cannot read the k8s.io/kubernetes version from apiserver/go.mod (got '$K8S_VERSION')" >&2
+  echo "build.sh: cannot read the k8s.io/kubernetes version from kubernetes/go.mod (got '$K8S_VERSION')" >&2
   exit 1
 fi
 K8S_MINOR="${BASH_REMATCH[1]}"
@@ -36,6 +38,7 @@ if [[ ! "$ETCD_VERSION" =~ ^v3\.[0-9]+\.[0-9]+$ ]]; then
 fi
 
 out="${NPD_CONTROLPLANE_DIR:-$repo/.cache/controlplane/$K8S_VERSION-etcd-$ETCD_VERSION}"
+k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
 apiserver_bin="$out/kube-apiserver"
 etcd_bin="$out/etcd"
 stamp="$out/STAMP"
@@ -50,15 +53,18 @@ done
 etcd_ldflags="-s -w"
 
 want_stamp="$(
-  echo "kube-apiserver $K8S_VERSION"
+  echo "${k8s_cmds[*]} $K8S_VERSION"
   echo "etcd $ETCD_VERSION"
   echo "k8s-ldflags $k8s_ldflags"
   echo "etcd-ldflags $etcd_ldflags"
-  (cd "$here" && sha256sum apiserver/go.mod apiserver/go.sum etcd/go.mod etcd/go.sum)
+  (cd "$here" && sha256sum kubernetes/go.mod kubernetes/go.sum etcd/go.mod etcd/go.sum)
 )"
 
 print_paths() {
   echo "KUBE_APISERVER=$apiserver_bin"
+  echo "KUBE_CONTROLLER_MANAGER=$out/kube-controller-manager"
+  echo "KUBE_SCHEDULER=$out/kube-scheduler"
+  echo "KUBELET=$out/kubelet"
   echo "ETCD=$etcd_bin"
   echo "CONTROLPLANE_DIR=$out"
   echo "KUBERNETES_VERSION=$K8S_VERSION"
@@ -66,31 +72,45 @@ print_paths() {
 }
 
 up_to_date() {
-  [[ -x "$apiserver_bin" && -x "$etcd_bin" && -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$want_stamp" ]]
+  local c
+  for c in "${k8s_cmds[@]}"; do [[ -x "$out/$c" ]] || return 1; done
+  [[ -x "$etcd_bin" && -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$want_stamp" ]]
 }
 
 # One build at a time per folder (two test runs started together must not both link a 2 GiB binary).
 # shellcheck source=../../tools/go-build-cache.sh
 . "$repo/test/tools/go-build-cache.sh"
-go_build_cache_start "$out" "${NPD_CONTROLPLANE_REBUILD:-}" "kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION are"
+go_build_cache_start "$out" "${NPD_CONTROLPLANE_REBUILD:-}" "Kubernetes $K8S_VERSION and etcd $ETCD_VERSION are"
 rm -f "$stamp"
 
-build() { # <module dir> <package> <output> <ldflags>
+build_etcd() {
   local start=$SECONDS
-  echo "build.sh: building $2 in $1 (this takes minutes when the Go build cache is cold)" >&2
+  echo "build.sh: building etcd (this takes minutes when the Go build cache is cold)" >&2
   # -mod=readonly is the default: go.sum is committed, so the build is what it says.
-  go build -C "$1" -trimpath -ldflags "$4" -o "$3.tmp.$$" "$2"
-  mv -f "$3.tmp.$$" "$3"
-  echo "build.sh: built $3 in $((SECONDS - start))s ($(du -h "$3" | cut -f1))" >&2
+  go build -C "$here/etcd" -trimpath -ldflags "$etcd_ldflags" -o "$etcd_bin.tmp.$$" go.etcd.io/etcd/server/v3
+  mv -f "$etcd_bin.tmp.$$" "$etcd_bin"
+  echo "build.sh: built $etcd_bin in $((SECONDS - start))s" >&2
 }
-trap 'rm -f "$apiserver_bin.tmp.$$" "$etcd_bin.tmp.$$"' EXIT
+
+# One go build for the four Kubernetes commands: they share most packages, so one build compiles each
+# package once and links the four binaries in parallel (about 2 GiB each at link time).
+build_kubernetes() {
+  local start=$SECONDS tmp="$out/.build.$$" pkgs=() c
+  for c in "${k8s_cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  echo "build.sh: building ${k8s_cmds[*]} (10-25 minutes when the Go build cache is cold)" >&2
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  go build -C "$here/kubernetes" -trimpath -ldflags "$k8s_ldflags" -o "$tmp/" "${pkgs[@]}"
+  for c in "${k8s_cmds[@]}"; do mv -f "$tmp/$c" "$out/$c"; done
+  rm -rf "$tmp"
+  echo "build.sh: built ${k8s_cmds[*]} in $((SECONDS - start))s ($(du -ch "${k8s_cmds[@]/#/$out/}" | tail -n1 | cut -f1))" >&2
+}
+trap 'rm -rf "$etcd_bin.tmp.$$" "$out/.build.$$"' EXIT
 
 total=$SECONDS
-# In turn, not together: the kube-apiserver link alone needs about 2 GiB and both cores.
-build "$here/etcd" go.etcd.io/etcd/server/v3 "$etcd_bin" "$etcd_ldflags"
-build "$here/apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$apiserver_bin" "$k8s_ldflags"
+build_etcd
+build_kubernetes
 
-"$apiserver_bin" --version >&2
+for c in "${k8s_cmds[@]}"; do "$out/$c" --version >&2; done
 "$etcd_bin" --version >&2
 printf '%s\n' "$want_stamp" >"$stamp"
 echo "build.sh: done in $((SECONDS - total))s" >&2

@@ -35,6 +35,9 @@ export async function ensureControlPlaneBinaries(
   return {
     kubeApiserver: need('KUBE_APISERVER'),
     etcd: need('ETCD'),
+    kubeControllerManager: need('KUBE_CONTROLLER_MANAGER'),
+    kubeScheduler: need('KUBE_SCHEDULER'),
+    kubelet: need('KUBELET'),
     kubernetesVersion: need('KUBERNETES_VERSION'),
     etcdVersion: need('ETCD_VERSION'),
   };

@@ -74,7 +74,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const nodeName = opts.nodeName ?? DEFAULT_NODE_NAME;
 
   const binaries = opts.binaries ?? (await ensureControlPlaneBinaries(log));
-  const layout = await prepareLayout();
+  const layout = await prepareLayout(opts.nodeCluster);
   const tokens = new TokenStore(layout.tokenFile);
   const admin = tokens.add(ADMIN_USER, ['system:masters']);
   const agent = tokens.add(AGENT_USER, []);
@@ -120,6 +120,7 @@ async function bringUp(
       opts.clusterRoleFile ?? CLUSTER_ROLE_FILE,
       agentUser,
     );
+    if (opts.nodeCluster) return { clusterRoleName, nodeUid: '' };
     const nodeUid = await registerNode(cluster, nodeName, opts.nodeLabels);
     if (opts.nodeReady ?? true) await markNodeReady(cluster, nodeName);
     return { clusterRoleName, nodeUid };

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { auditPolicyYaml } from './audit.ts';
 import { freePorts } from './processes.ts';
-import type { ControlPlaneBinaries } from './types.ts';
+import type { ControlPlaneBinaries, ControlPlaneOptions } from './types.ts';
 
 export interface Layout {
   workDir: string;
@@ -27,20 +27,22 @@ export interface Layout {
   auditPolicyFile: string;
   saPub: string;
   saKey: string;
+  nodeCluster: ControlPlaneOptions['nodeCluster'];
 }
 
 /** Creates the work folder with its audit policy and service-account keys; picks free ports. */
-export async function prepareLayout(): Promise<Layout> {
+export async function prepareLayout(nodeCluster?: ControlPlaneOptions['nodeCluster']): Promise<Layout> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'npd-e2e-cp-'));
   const certDir = path.join(workDir, 'certs');
   fs.mkdirSync(certDir);
-  const [etcdPort, etcdPeerPort, port] = (await freePorts(3)) as [number, number, number];
+  const [etcdPort, etcdPeerPort, freeApiPort] = (await freePorts(3)) as [number, number, number];
+  const port = nodeCluster?.port ?? freeApiPort;
   const layout: Layout = {
     workDir,
     certDir,
     port,
     etcdPeerPort,
-    url: `https://127.0.0.1:${port}`,
+    url: `https://${nodeCluster?.address ?? '127.0.0.1'}:${port}`,
     etcdUrl: `http://127.0.0.1:${etcdPort}`,
     caFile: path.join(certDir, 'apiserver.crt'),
     auditLogPath: path.join(workDir, 'audit.log'),
@@ -50,13 +52,14 @@ export async function prepareLayout(): Promise<Layout> {
     auditPolicyFile: path.join(workDir, 'audit-policy.yaml'),
     saPub: path.join(workDir, 'sa.pub'),
     saKey: path.join(workDir, 'sa.key'),
+    nodeCluster,
   };
   fs.writeFileSync(layout.auditPolicyFile, auditPolicyYaml());
   writeServiceAccountKeys(layout.saPub, layout.saKey);
   return layout;
 }
 
-// kube-apiserver requires service-account issuer and signing-key flags, though these tests issue no tokens.
+// kube-apiserver requires service-account issuer and signing-key flags; test/node's pods get tokens signed so.
 function writeServiceAccountKeys(saPub: string, saKey: string): void {
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
@@ -68,18 +71,25 @@ function writeServiceAccountKeys(saPub: string, saKey: string): void {
 }
 
 export function apiserverArgv(layout: Layout, binaries: ControlPlaneBinaries, extra: string[]): string[] {
-  const { url, certDir } = layout;
+  const { url, certDir, nodeCluster } = layout;
+  const address = nodeCluster?.address ?? '127.0.0.1';
   return [
     binaries.kubeApiserver,
     `--etcd-servers=${layout.etcdUrl}`,
     `--secure-port=${layout.port}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
+    `--bind-address=${address}`,
+    `--advertise-address=${address}`,
     `--cert-dir=${certDir}`,
-    '--service-cluster-ip-range=10.0.0.0/24',
+    `--service-cluster-ip-range=${nodeCluster?.serviceClusterIpRange ?? '10.0.0.0/24'}`,
     '--allow-privileged=true',
-    '--disable-admission-plugins=ServiceAccount',
-    '--authorization-mode=RBAC',
+    ...(nodeCluster
+      ? [
+          '--authorization-mode=Node,RBAC',
+          '--enable-admission-plugins=NodeRestriction',
+          // The Node's hostname does not resolve here; its InternalIP is the kubelet's address.
+          '--kubelet-preferred-address-types=InternalIP',
+        ]
+      : ['--disable-admission-plugins=ServiceAccount', '--authorization-mode=RBAC']),
     `--service-account-issuer=${url}/`,
     `--service-account-key-file=${layout.saPub}`,
     `--service-account-signing-key-file=${layout.saKey}`,

@@ -5,6 +5,10 @@
 export interface ControlPlaneBinaries {
   kubeApiserver: string;
   etcd: string;
+  /** The node binaries, built with kube-apiserver (same version); used by test/node. */
+  kubeControllerManager?: string;
+  kubeScheduler?: string;
+  kubelet?: string;
   /** gitVersion the kube-apiserver was stamped with, e.g. v1.34.4 */
   kubernetesVersion: string;
   /** e.g. v3.6.16 */
@@ -29,6 +33,13 @@ export interface ControlPlaneOptions {
   clusterRoleFile?: string;
   /** More static-token users, known from the first start (see writeKubeconfig). */
   users?: StaticUser[];
+  /**
+   * Run kube-apiserver as a cluster with real nodes needs it (test/node): listening on `address:port`
+   * (default 127.0.0.1 and a free port), Service IPs from `serviceClusterIpRange`, the Node authorizer,
+   * the ServiceAccount and NodeRestriction admission plugins, and no Node object made by the harness:
+   * the kubelet registers its own.
+   */
+  nodeCluster?: { address: string; port: number; serviceClusterIpRange: string };
   /** Extra kube-apiserver flags (`--flag=value`). */
   extraApiserverArgs?: string[];
   /** How long to wait for etcd and /readyz, each (default 120 s). */

@@ -34,3 +34,54 @@ describe('ConditionManager.requestSync', () => {
     m.stop();
   });
 });
+
+describe('ConditionManager.flush (shutdown)', () => {
+  function started() {
+    const clock = new FakeClock();
+    const patches: { at: number; annotations: unknown }[] = [];
+    let watermark = 1;
+    const writer = {
+      async patchConditions(_c: readonly NodeConditionJson[], extras?: { annotations?: unknown }) {
+        patches.push({ at: clock.now(), annotations: extras?.annotations });
+      },
+    };
+    const m = new ConditionManager({
+      writer,
+      clock,
+      registry: createRegistry(),
+      extras: () => ({ deleteTypes: [], annotations: { watermark: String(watermark) } }),
+    });
+    m.update({ type: 'A', status: 'False', transition: clock.now(), reason: 'R', message: 'm' });
+    m.start();
+    return { clock, m, patches, moveWatermark: (w: number) => (watermark = w) };
+  }
+
+  it('sends the watermark a throttled requestSync still owes, once, and stops the loop', async () => {
+    const { clock, m, patches, moveWatermark } = started();
+    clock.advance(1000);
+    await flush();
+    assert.equal(patches.length, 1);
+    moveWatermark(2);
+    m.requestSync(60_000);
+    await m.flush();
+    assert.equal(patches.length, 2, 'the owed sync went out at once, not 60 s later');
+    assert.deepEqual(patches[1]?.annotations, { watermark: '2' });
+    clock.advance(120_000);
+    await flush();
+    assert.equal(patches.length, 2, 'no tick after flush');
+  });
+
+  it('sends a condition reported after the last sync; sends nothing when nothing is owed', async () => {
+    const { clock, m, patches } = started();
+    clock.advance(1000);
+    await flush();
+    m.update({ type: 'B', status: 'True', transition: clock.now(), reason: 'R', message: 'late' });
+    await m.flush();
+    assert.equal(patches.length, 2);
+    const idle = started();
+    idle.clock.advance(1000);
+    await flush();
+    await idle.m.flush();
+    assert.equal(idle.patches.length, 1, 'nothing owed: no extra patch at shutdown');
+  });
+});

@@ -1,0 +1,194 @@
+// The shipped DaemonSet under a real kubelet, kube-scheduler, kube-controller-manager, containerd and
+// runc (harness/node-cluster.ts), installed as the README says. One cluster, in phases:
+//   base   kubectl apply -k of deploy/base with only an image override: Running and Ready through the
+//          kubelet's probes, start-up lines in kubectl logs, a marked kernel line as condition and event
+//          on the kubelet-registered Node across kubelet status updates, the pod's bound token
+//   probes a rolling update to a second image tag with the node-probes and taint components (no event
+//          sent twice, conditions kept), containerd and kubelet stopped and started under the real
+//          probes, taints acted on by the scheduler and the taint manager, a flood and event storm
+//          under the kubelet's cgroups, token rotation, no restart for 5 minutes, a deleted pod recreated
+//   helm   helm install of the chart with the image set
+//   npm run test:node
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { waitFor } from '../support/agent-process.ts';
+import { type NodeCluster, startNodeCluster } from './harness/node-cluster.ts';
+import { helmBinary, helmInstall } from './helm.ts';
+import { checkIdentity, checkStartedByKubelet, nodeView, survivesKubeletUpdates } from './install.ts';
+import { formatLoad, loadPod } from './load.ts';
+import { probesOverlayPatch, writeProbesWithoutSystemd } from './overlay.ts';
+import { bothProbesHealthy, podPhase, taintsAct, taintsGone, testPod, waitCondition } from './probes.ts';
+import { checkRotation, watchRestarts } from './lifecycle.ts';
+import { nodeSkip } from './skip.ts';
+import {
+  type AgentPod,
+  agentPods,
+  conditionOf,
+  DS,
+  NS,
+  nodeEvents,
+  readyAgentPod,
+  waitRollout,
+  writeOverlay,
+} from './support.ts';
+
+describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip() }, () => {
+  let node: NodeCluster;
+  let pod: AgentPod;
+  let mark = '';
+  let probesStart = 0;
+
+  before(
+    async () => {
+      node = await startNodeCluster();
+    },
+    { timeout: 60 * 60_000 },
+  );
+
+  after(
+    async () => {
+      await node?.stop();
+    },
+    { timeout: 180_000 },
+  );
+
+  test('kubectl apply -k deploy/base + image: Running and Ready through the kubelet probes; start-up in logs', {
+    timeout: 300_000,
+  }, async () => {
+    await node.kubectl(['apply', '-k', writeOverlay(path.join(node.workDir, 'base'))]);
+    await waitRollout(node);
+    pod = await readyAgentPod(node);
+    await checkStartedByKubelet(node, pod);
+  });
+
+  test('a marked kernel line: condition and event on the Node, kept across kubelet status updates', {
+    timeout: 300_000,
+  }, async () => {
+    mark = await nodeView(node);
+    await survivesKubeletUpdates(node);
+  });
+
+  test('the agent writes with its projected, node-bound ServiceAccount token', {
+    timeout: 120_000,
+  }, async () => {
+    await checkIdentity(node, pod);
+  });
+
+  test('rolling update to a second image tag: pod replaced, conditions kept, no event sent twice', {
+    timeout: 300_000,
+  }, async () => {
+    const image = await node.tagAgentImage('ci-rollout');
+    const dir = path.join(node.workDir, 'probes');
+    writeOverlay(dir, {
+      image,
+      components: ['node-probes', 'taint'],
+      dsPatch: probesOverlayPatch(),
+      configFiles: [writeProbesWithoutSystemd(dir)],
+    });
+    await node.kubectl(['apply', '-k', dir]);
+    await waitRollout(node);
+    const next = await readyAgentPod(node);
+    assert.notEqual(next.uid, pod.uid);
+    assert.equal(next.image, image);
+    pod = next;
+    probesStart = Date.now();
+    assert.equal((await conditionOf(node, 'XfsShutdown'))?.status, 'True');
+    await new Promise((r) => setTimeout(r, 20_000));
+    const events = JSON.parse(await node.kubectl(['get', 'events', '-n', 'default', '-o', 'json'])).items as {
+      reason: string;
+      message: string;
+      count?: number;
+    }[];
+    const ours = events.filter((e) => e.message.includes(mark)).map((e) => `${e.reason} x${e.count ?? 1}`);
+    // The OOM kill and the XfsShutdown change, each once: the new pod replayed the line but sent neither.
+    assert.deepEqual(ours.sort(), ['OOMKilling x1', 'XfsHasShutdown x1']);
+  });
+
+  test('real probes: containerd and the kubelet healthy, down, recovered; taints act while the runtime is down', {
+    timeout: 900_000,
+  }, async () => {
+    try {
+      await bothProbesHealthy(node);
+      await node.kubectl(['apply', '-f', '-'], testPod('victim'));
+      await waitFor(async () => (await podPhase(node, 'victim'))?.phase === 'Running', 120_000);
+      await node.containerd.stop();
+      await waitCondition(node, 'ContainerRuntimeUnhealthy', 'True', /Containerd/);
+      await waitCondition(node, 'ContainerRuntimeReady', 'False');
+      await taintsAct(node, 'victim', 'pending');
+      assert.equal((await agentPods(node))[0]?.uid, pod.uid, 'the agent pod tolerates its own taint');
+      await node.containerd.start();
+      await waitCondition(node, 'ContainerRuntimeUnhealthy', 'False');
+      await waitCondition(node, 'ContainerRuntimeReady', 'True');
+      await taintsGone(node, 'pending');
+      await node.kubelet.stop();
+      await waitCondition(node, 'KubeletUnhealthy', 'True', /Kubelet/);
+      await node.kubelet.start();
+      await waitCondition(node, 'KubeletUnhealthy', 'False');
+      await node.kubectl([
+        'delete',
+        'pod',
+        '-n',
+        'default',
+        'pending',
+        'victim',
+        'tolerant',
+        '--ignore-not-found',
+        '--wait=false',
+      ]);
+    } finally {
+      // A failure above must not leave the node without its runtime or kubelet for the next tests.
+      if (!node.containerd.running) await node.containerd.start();
+      if (!node.kubelet.running) await node.kubelet.start();
+    }
+  });
+
+  test('60 s kernel flood and an event storm under the kubelet-enforced limits: no OOM kill, no restart', {
+    timeout: 600_000,
+  }, async () => {
+    const f = await loadPod(pod, { rate: 40_000, seconds: 60, storm: 200 });
+    process.stdout.write(`${formatLoad(f)}\n`);
+    const [p] = await agentPods(node);
+    assert.equal(p?.uid, pod.uid);
+    assert.equal(p?.restartCount, 0, `restarted: ${JSON.stringify(p?.lastTermination)}`);
+    assert.ok(
+      f.healthz.some((c) => c === 200),
+      'healthz answered during the load',
+    );
+    assert.ok(f.flood.written > 0 && f.storm.written > 0);
+  });
+
+  test('restartCount stays 0 for 5 minutes and the rotated short-lived token keeps working', {
+    timeout: 900_000,
+  }, async () => {
+    await watchRestarts(node, pod, probesStart + 5 * 60_000);
+    await checkRotation(node, probesStart);
+  });
+
+  test('a deleted pod is recreated by the DaemonSet and converges', { timeout: 300_000 }, async () => {
+    await node.kubectl(['-n', NS, 'delete', 'pod', pod.name, '--wait=true']);
+    const next = await readyAgentPod(node);
+    assert.notEqual(next.uid, pod.uid);
+    await waitCondition(node, 'ContainerRuntimeUnhealthy', 'False');
+    assert.equal((await conditionOf(node, 'XfsShutdown'))?.status, 'True');
+    assert.match(await nodeEvents(node), new RegExp(mark));
+    pod = next;
+  });
+
+  test('helm install of the chart with the image set: Running and Ready, start-up in logs', {
+    timeout: 60 * 60_000,
+  }, async () => {
+    const helm = await helmBinary();
+    await node.kubectl(['-n', NS, 'delete', 'daemonset', DS, '--wait=true']);
+    await node.kubectl([
+      'delete',
+      '-k',
+      path.join(node.workDir, 'probes'),
+      '--ignore-not-found',
+      '--wait=true',
+    ]);
+    await helmInstall(node, helm);
+    const p = await readyAgentPod(node);
+    await checkStartedByKubelet(node, p);
+  });
+});
