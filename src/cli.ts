@@ -21,8 +21,19 @@ interface ConfigFile {
   readonly kind?: string;
 }
 
-/** Rules the agent runs when no --config.* flag is given. */
-const DEFAULT_RULES = ['kernel.yaml', 'readonly.yaml', 'probes.yaml'];
+/**
+ * Rules the agent runs when no --config.* flag is given: the DaemonSet's (deploy/base), so a node
+ * run by hand detects what a deployed one does. The DaemonSet runs probes-daemonset.yaml, the pod
+ * variant of probes.yaml; test/deploy/manifests-daemonset.test.ts keeps the two lists in step.
+ */
+export const DEFAULT_RULES = [
+  'kernel.yaml',
+  'readonly.yaml',
+  'hardware.yaml',
+  'storage.yaml',
+  'network.yaml',
+  'probes.yaml',
+];
 
 export interface Cli {
   readonly argv: readonly string[];

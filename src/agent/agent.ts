@@ -78,7 +78,7 @@ export class Agent {
     );
     await this.listen();
     this.subsystems?.reporter.start();
-    await this.supervisor.start((status) => detector.onStatus(status));
+    await this.supervisor.start((status, from) => detector.onStatus(status, from));
     this.watchConfig();
     this.trimHeap();
     logger.info(
@@ -139,7 +139,10 @@ export class Agent {
     return {
       create: (loaded) => this.create(loaded),
       add: (monitor) => supervisor.add(monitor),
-      remove: (monitor) => supervisor.remove(monitor),
+      remove: (monitor) => {
+        this.subsystems?.reporter.forget(monitor);
+        return supervisor.remove(monitor);
+      },
       conditionsOf: (monitor) => this.conditionsOf(monitor),
       reconfigureFailed: (monitor, err) => {
         this.deps.logger.warn(
@@ -204,7 +207,7 @@ export class Agent {
       outlets: {
         conditions,
         events: this.eventOutlets(exporter),
-        statuses: this.subsystems ? [(s: Status) => this.subsystems?.reporter.observe(s)] : [],
+        statuses: this.subsystems ? [(s: Status, m: object) => this.subsystems?.reporter.observe(s, m)] : [],
       },
     });
     return this.detector;

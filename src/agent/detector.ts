@@ -9,8 +9,8 @@ export interface ProblemOutlets {
   readonly conditions: readonly ((condition: Condition) => void)[];
   /** Every event, with the source that reported it: the event dispatcher, the diagnostics log. */
   readonly events: readonly ((source: string, events: readonly ProblemEvent[]) => void)[];
-  /** Every status as the monitor reported it, before aggregation: the subsystem conditions. */
-  readonly statuses?: readonly ((status: Status) => void)[];
+  /** Every status as the monitor reported it, before aggregation, with that monitor: the subsystem conditions. */
+  readonly statuses?: readonly ((status: Status, monitor: object) => void)[];
 }
 
 export interface ProblemDetectorOptions {
@@ -55,7 +55,8 @@ export class ProblemDetector {
     this.aggregated = types;
   }
 
-  onStatus(status: Status): void {
+  /** `monitor` is the one that reported the status (several may share a source). */
+  onStatus(status: Status, monitor: object): void {
     for (const reported of status.conditions) {
       this.owner.set(reported.type, status.source);
       const c = this.aggregated.has(reported.type)
@@ -65,7 +66,7 @@ export class ProblemDetector {
       for (const outlet of this.outlets.conditions) outlet(c);
     }
     for (const outlet of this.outlets.events) outlet(status.source, status.events);
-    for (const outlet of this.outlets.statuses ?? []) outlet(status);
+    for (const outlet of this.outlets.statuses ?? []) outlet(status, monitor);
   }
 
   /** The last conditions the monitor with this source reported. */

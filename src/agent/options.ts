@@ -1,3 +1,4 @@
+import { SUBSYSTEM_DEFAULTS } from '../conditions/subsystem.ts';
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
 import { validatePersistConfig } from '../events/persist/config.ts';
 import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
@@ -35,6 +36,7 @@ export interface Options extends EventSinkOptions {
   /** --subsystem-conditions: also publish KernelReady, NetworkingReady, ... (docs/rules.md). */
   readonly subsystemConditions: boolean;
   readonly subsystemWindowMs: number;
+  readonly subsystemHoldMs: number;
   /** --diagnostics: serve NodeDiagnostic requests for this node (needs deploy/components/diagnostics). */
   readonly diagnostics: boolean;
   readonly diagnosticsPollMs: number;
@@ -85,7 +87,12 @@ export const FLAGS: readonly FlagSpec[] = [
     'Also publish KernelReady, NetworkingReady, StorageReady, ContainerRuntimeReady, AcceleratedHardwareReady',
     false,
   ),
-  D('subsystem-window', 'How long an event keeps its subsystem condition False', '10m'),
+  D('subsystem-window', 'How long an event keeps its subsystem condition False', SUBSYSTEM_DEFAULTS.window),
+  D(
+    'subsystem-hold',
+    'How long a False subsystem condition must be free of problems before it turns True',
+    SUBSYSTEM_DEFAULTS.hold,
+  ),
   B(
     'diagnostics',
     'Serve NodeDiagnostic requests for this node (CRD and RBAC: deploy/components/diagnostics)',
@@ -171,10 +178,16 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
   };
 }
 
-function subsystemOptions(f: FlagReader): Pick<Options, 'subsystemConditions' | 'subsystemWindowMs'> {
+function subsystemOptions(
+  f: FlagReader,
+): Pick<Options, 'subsystemConditions' | 'subsystemWindowMs' | 'subsystemHoldMs'> {
   const windowMs = f.dur('subsystem-window');
   if (windowMs <= 0) f.errors.push('--subsystem-window must be greater than 0');
-  return { subsystemConditions: f.get('subsystem-conditions') === 'true', subsystemWindowMs: windowMs };
+  return {
+    subsystemConditions: f.get('subsystem-conditions') === 'true',
+    subsystemWindowMs: windowMs,
+    subsystemHoldMs: f.dur('subsystem-hold'),
+  };
 }
 
 type MonitorOptions = Pick<

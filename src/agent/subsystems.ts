@@ -36,6 +36,7 @@ export function createSubsystems(
   const health = new SubsystemHealth({
     table: SubsystemTable.from(deps.configs),
     windowMs: options.subsystemWindowMs,
+    holdMs: options.subsystemHoldMs,
     nodeName: options.nodeName,
     onEvicted: () => evicted.inc(),
   });

@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Condition, Status } from '../core/types.ts';
-import type { SubsystemHealth } from './subsystem.ts';
+import type { MonitorKey, SubsystemHealth } from './subsystem.ts';
 
 /** How often pending changes are folded in, as the condition manager does (NPD's updatePeriod). */
 export const SUBSYSTEM_TICK_MS = 1_000;
@@ -42,8 +42,13 @@ export class SubsystemReporter {
     this.timer = undefined;
   }
 
-  observe(status: Status): void {
-    this.health.observe(status);
+  observe(status: Status, monitor: MonitorKey): void {
+    this.health.observe(status, monitor, this.clock.now());
+    this.dirty = true;
+  }
+
+  forget(monitor: MonitorKey): void {
+    this.health.forget(monitor);
     this.dirty = true;
   }
 

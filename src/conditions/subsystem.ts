@@ -19,6 +19,12 @@ const HEALTHY_REASONS: Readonly<Record<Subsystem, string>> = {
   'accelerated-hardware': 'AcceleratedHardwareIsHealthy',
 };
 
+/** The defaults of --subsystem-window and --subsystem-hold, for the agent and replay alike. */
+export const SUBSYSTEM_DEFAULTS = { window: '10m', hold: '2m' } as const;
+
+/** Who reported a status: the monitor object in the agent, anything unique per monitor elsewhere. */
+export type MonitorKey = object;
+
 const RANK: Readonly<Record<Impact, number>> = { info: 0, warning: 1, fatal: 2 };
 /** Distinct (source, reason) events remembered at once; the oldest go first beyond this. */
 const MAX_EVENTS = 1024;
@@ -28,7 +34,10 @@ const MAX_PROBLEM_MESSAGE = 200;
 interface Problem extends Classification {
   readonly reason: string;
   readonly message: string;
-  /** When it was seen: the condition's transition or the event's timestamp. */
+  /**
+   * When it was seen: the condition's transition or the event's timestamp, never later than when the
+   * agent received it, so a line stamped in the future cannot hold its subsystem until then.
+   */
   readonly at: number;
   readonly origin: string;
 }
@@ -37,6 +46,11 @@ export interface SubsystemHealthOptions {
   readonly table: SubsystemTable;
   /** Events count for this long after their timestamp (--subsystem-window). */
   readonly windowMs: number;
+  /**
+   * A False condition returns to True only after this long without any problem (--subsystem-hold), so
+   * a flapping input neither flips it nor moves lastTransitionTime at its own rate. 0 = no hold.
+   */
+  readonly holdMs?: number;
   readonly nodeName: string;
   /** Counts events forgotten because too many distinct reasons arrived within one window. */
   readonly onEvicted?: () => void;
@@ -52,17 +66,25 @@ export interface SubsystemHealthOptions {
 export class SubsystemHealth {
   private table: SubsystemTable;
   private readonly windowMs: number;
+  private readonly holdMs: number;
   private readonly nodeName: string;
   private readonly onEvicted: (() => void) | undefined;
-  private readonly conditions = new Map<string, readonly Condition[]>();
+  /**
+   * Each monitor's last condition list, keyed by the monitor itself: the main and counter files of
+   * one input share a `source` (as NPD's do), and one's status must not replace the other's list.
+   */
+  private readonly conditions = new Map<MonitorKey, { source: string; list: readonly Condition[] }>();
   private readonly events = new Map<string, Problem>();
   /** Problems read back from the Node at start-up, held for one window unless seen again. */
   private readonly restored = new Map<Subsystem, { condition: Condition; until: number }>();
   private readonly last = new Map<Subsystem, Condition>();
+  /** Since when a False subsystem has had no problem: it turns True once the hold has passed. */
+  private readonly quietSince = new Map<Subsystem, number>();
 
   constructor(opts: SubsystemHealthOptions) {
     this.table = opts.table;
     this.windowMs = opts.windowMs;
+    this.holdMs = opts.holdMs ?? 0;
     this.nodeName = opts.nodeName;
     this.onEvicted = opts.onEvicted;
   }
@@ -76,20 +98,29 @@ export class SubsystemHealth {
     this.table = table;
   }
 
-  /** Folds one monitor status in: its full condition list replaces the previous one. */
-  observe(status: Status): void {
-    this.conditions.set(status.source, status.conditions);
+  /**
+   * Folds one status of `monitor` in at `now`: its full condition list replaces that monitor's
+   * previous one. An event counts from its own timestamp, or from `now` when it claims to be later.
+   */
+  observe(status: Status, monitor: MonitorKey, now: number): void {
+    this.conditions.set(monitor, { source: status.source, list: status.conditions });
     for (const e of status.events) {
       const tag = this.table.event(status.source, e.reason);
       if (!tag) continue;
       const key = `${status.source}\u0000${e.reason}`;
       this.events.delete(key);
       const origin = `event from ${status.source}`;
-      this.events.set(key, { ...tag, reason: e.reason, message: e.message, at: e.timestamp, origin });
+      const at = Math.min(e.timestamp, now);
+      this.events.set(key, { ...tag, reason: e.reason, message: e.message, at, origin });
       if (this.events.size <= MAX_EVENTS) continue;
       this.events.delete(this.events.keys().next().value as string);
       this.onEvicted?.();
     }
+  }
+
+  /** A monitor stopped for good (a reload removed or replaced it): its conditions no longer count. */
+  forget(monitor: MonitorKey): void {
+    this.conditions.delete(monitor);
   }
 
   /**
@@ -111,19 +142,33 @@ export class SubsystemHealth {
     const problems = this.problems();
     return [...this.table.covered].map((subsystem) => {
       const worst = pickWorst(problems.filter((p) => p.subsystem === subsystem));
-      const next = this.render(subsystem, worst, now);
+      const held = worst ? undefined : this.held(subsystem, now);
+      const next = held ?? this.render(subsystem, worst, now);
       this.last.set(subsystem, next);
       return next;
     });
   }
 
-  /** When the next event or restored problem leaves the window: worth evaluating again then. */
+  /** When the next event or restored problem leaves the window, or a hold ends: worth evaluating then. */
   nextExpiry(): number | undefined {
     const times = [
       ...[...this.events.values()].map((e) => e.at + this.windowMs),
       ...[...this.restored.values()].map((r) => r.until),
+      ...[...this.quietSince.values()].map((t) => t + this.holdMs),
     ];
     return times.length > 0 ? Math.min(...times) : undefined;
+  }
+
+  /**
+   * The previous False condition, unchanged, while its subsystem has been free of problems for less
+   * than the hold; undefined once the hold has passed (or when there is nothing to hold).
+   */
+  private held(subsystem: Subsystem, now: number): Condition | undefined {
+    const prev = this.last.get(subsystem);
+    if (!prev || prev.status !== 'False' || this.holdMs <= 0) return undefined;
+    const since = this.quietSince.get(subsystem) ?? now;
+    this.quietSince.set(subsystem, since);
+    return now - since < this.holdMs ? prev : undefined;
   }
 
   private expire(now: number): void {
@@ -133,7 +178,7 @@ export class SubsystemHealth {
 
   private problems(): Problem[] {
     const out: Problem[] = [];
-    for (const [source, list] of this.conditions) {
+    for (const { source, list } of this.conditions.values()) {
       for (const c of list) {
         if (c.status !== 'True') continue;
         const tag = this.table.condition(source, c.type, c.reason);
@@ -159,6 +204,7 @@ export class SubsystemHealth {
     const type = SUBSYSTEM_CONDITIONS[subsystem];
     const prev = this.last.get(subsystem);
     const status = worst ? 'False' : 'True';
+    this.quietSince.delete(subsystem);
     const transition = prev && prev.status === status ? prev.transition : now;
     if (!worst) {
       const message = `no warning or fatal problem in the last ${formatWindow(this.windowMs)}`;

@@ -26,7 +26,7 @@ export class MonitorSupervisor {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly failures;
-  private emit: (s: Status) => void = () => {};
+  private emit: (s: Status, from: Monitor) => void = () => {};
 
   constructor(monitors: readonly Monitor[], deps: { clock: Clock; logger: Logger; registry: Registry }) {
     this.clock = deps.clock;
@@ -46,7 +46,8 @@ export class MonitorSupervisor {
     this.registerHealthGauges(deps.registry);
   }
 
-  async start(emit: (s: Status) => void): Promise<void> {
+  /** `emit` gets each status with the monitor that reported it. */
+  async start(emit: (s: Status, from: Monitor) => void): Promise<void> {
     this.emit = emit;
     await Promise.all(this.entries.map((e) => this.startEntry(e)));
   }
@@ -96,7 +97,7 @@ export class MonitorSupervisor {
 
   private async startEntry(e: Entry): Promise<void> {
     try {
-      await e.monitor.start((s) => this.emit(s));
+      await e.monitor.start((s) => this.emit(s, e.monitor));
       e.started = true;
       e.failures = 0;
     } catch (err) {

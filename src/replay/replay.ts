@@ -11,10 +11,12 @@ import type { LogMonitorConfig } from '../rules/config.ts';
 import { SourceHub } from '../sources/hub.ts';
 import type { ReplayLine } from './parse-input.ts';
 import { ReplayFeed } from './source.ts';
+import { type ReplaySubsystemOptions, ReplaySubsystems } from './subsystems.ts';
 
 /** One line of replay output; the fields are the contract golden tests and users rely on. */
 export interface ReplayRecord {
-  readonly kind: 'event' | 'condition';
+  /** `subsystem`: a subsystem condition (`--subsystem-conditions`), with source `subsystem`. */
+  readonly kind: 'event' | 'condition' | 'subsystem';
   readonly source: string;
   readonly type: string;
   readonly status?: string;
@@ -26,17 +28,45 @@ export interface ReplayRecord {
 /**
  * Runs monitor configs over recorded lines: the agent's own system-log monitors (skip lists, shared
  * readers and literal scans, recovery ticks) read a replay source, on a clock that jumps to each record's
- * time. No lookback, no delay and no I/O, so the same input always gives the same output.
+ * time. No lookback, no delay and no I/O, so the same input always gives the same output. With
+ * `subsystems`, the subsystem conditions the agent would publish come out too, including the
+ * recoveries that windows and holds bring after the last line.
  */
 export function replay(
   configs: readonly LogMonitorConfig[],
   lines: readonly ReplayLine[],
   startMs: number,
+  subsystems?: ReplaySubsystemOptions,
 ): ReplayRecord[] {
   const clock = new FakeClock(startMs);
   const feed = new ReplayFeed();
+  const deps = offlineDeps(clock);
+  const source = (config: LogMonitorConfig) => feed.source(config);
+  const type = systemLogMonitorType({ kmsg: source, journald: source, filelog: source });
+  const out: ReplayRecord[] = [];
+  const health = subsystems && new ReplaySubsystems(subsystems, (c) => out.push(subsystemRecord(c)));
+  const monitors = configs.map((config) => type.create(config, deps));
+  for (const monitor of monitors) start(monitor, out, (s) => health?.observe(s, monitor, clock.now()));
+  health?.evaluate(clock.now(), true);
+  const step = (at: number) => {
+    clock.jumpTo(at);
+    health?.evaluate(clock.now());
+  };
+  for (const line of lines) {
+    health?.drain(line.timestamp, step);
+    clock.jumpTo(line.timestamp);
+    feed.push(line);
+    health?.evaluate(clock.now());
+  }
+  health?.drain(Number.POSITIVE_INFINITY, step);
+  for (const monitor of monitors) void monitor.stop();
+  return out;
+}
+
+/** Monitor dependencies with no I/O: a fresh registry, a silent logger, the replay clock. */
+function offlineDeps(clock: FakeClock): MonitorDeps {
   const registry = createRegistry();
-  const deps: MonitorDeps = {
+  return {
     clock,
     logger: silentLogger(),
     registry,
@@ -44,25 +74,30 @@ export function replay(
     problemMetrics: new ProblemMetrics(registry),
     sources: new SourceHub(),
   };
-  const source = (config: LogMonitorConfig) => feed.source(config);
-  const type = systemLogMonitorType({ kmsg: source, journald: source, filelog: source });
-  const out: ReplayRecord[] = [];
-  const monitors = configs.map((config) => type.create(config, deps));
-  for (const monitor of monitors) start(monitor, out);
-  for (const line of lines) {
-    clock.jumpTo(line.timestamp);
-    feed.push(line);
-  }
-  for (const monitor of monitors) void monitor.stop();
-  return out;
 }
 
 /** Statuses published while starting are the defaults: they are what later changes compare with. */
-function start(monitor: Monitor, out: ReplayRecord[]): void {
+function start(monitor: Monitor, out: ReplayRecord[], observe: (s: Status) => void): void {
   const known = new Map<string, Condition>();
   let starting = true;
-  void monitor.start((status) => collect(status, known, starting ? undefined : out));
+  void monitor.start((status) => {
+    observe(status);
+    collect(status, known, starting ? undefined : out);
+  });
   starting = false;
+}
+
+function subsystemRecord(c: Condition): ReplayRecord {
+  const { type, status, reason, message } = c;
+  return {
+    kind: 'subsystem',
+    source: 'subsystem',
+    type,
+    status,
+    reason,
+    message,
+    timestamp: iso(c.transition),
+  };
 }
 
 function collect(status: Status, known: Map<string, Condition>, out: ReplayRecord[] | undefined): void {

@@ -2,7 +2,7 @@
  * `npm run bench [-- <bench>... [--key=value]...]`: prints measured numbers and asserts nothing.
  * BENCHMARKS.md records the results.
  *
- *   rules  rule engine over a mixed kernel log (the default, a few seconds)
+ *   rules  rule engine over a mixed kernel log, and the journald and filelog rule sets (the default, a few seconds)
  *   kmsg   kmsg flood end to end: --rate=20000 --seconds=60 --marks=600 --node-flags=--a,--b
  *          --agent-log=FILE (root; floods the machine's kernel log, so never beside e2e tests)
  *   idle   idle bundle, start-up, RSS breakdown and V8 flags: --seconds=60 --sweep=0 (skip breakdown and flags)
@@ -29,6 +29,7 @@ import { containerBench } from './container.bench.ts';
 import { idleBench } from './idle.bench.ts';
 import { kmsgFlood } from './kmsg-flood.bench.ts';
 import { longRecordReplayMs } from './long-records.bench.ts';
+import { journalAndFilelogRuleSets } from './log-rules.bench.ts';
 import { nodeBench } from './node.bench.ts';
 import { loadNote } from './proc.ts';
 import { processMetricsBench } from './process-metrics.bench.ts';
@@ -88,6 +89,16 @@ function ruleEngine(): void {
     console.log(`  ${w.ms.toFixed(3).padStart(8)} ms  ${w.reason.padEnd(30)} ${w.pattern}`);
   console.log(`  ${total.toFixed(3).padStart(8)} ms  sum over the rules alone (no rule shares any work)`);
   console.log(`  (${loadNote()})`);
+  logRuleSets();
+}
+
+function logRuleSets(): void {
+  console.log('## Rule engine (shipped journald and filelog rules, each file over its golden inputs)');
+  console.log('  ns/line   64 KiB worst  rules  lines (distinct)  file  (slowest rule on the long line)');
+  for (const t of journalAndFilelogRuleSets())
+    console.log(
+      `  ${t.nsPerLine.toFixed(0).padStart(7)}  ${t.worstMs.toFixed(3).padStart(9)} ms  ${String(t.rules).padStart(5)}  ${t.lines} (${t.distinct})  ${t.file} [${t.plugin}, ${t.results} results]  (${t.worstReason})`,
+    );
 }
 
 function parseArgs(argv: readonly string[]): { names: string[]; opts: Map<string, string> } {

@@ -19,7 +19,10 @@ import { REPO } from '../support/agent-process.ts';
 
 export const KERNEL_SOURCE = 'kernel-monitor';
 
-/** The agent's default config (what cli.ts runs without --config.* flags). */
+/**
+ * kernel, readonly and probes: the set BENCHMARKS.md section e. measures, kept so its numbers stay
+ * comparable (the flag-less default, cli.ts DEFAULT_RULES, also runs hardware, storage and network).
+ */
 function defaultConfigs(): LoadedConfig[] {
   const files = ['kernel.yaml', 'readonly.yaml', 'probes.yaml'].map((f) => ({
     file: join(REPO, 'rules', f),

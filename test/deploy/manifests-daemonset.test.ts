@@ -3,8 +3,10 @@
 // with each other and with the agent.
 //   node --import tsx --test test/deploy/manifests-daemonset.test.ts
 import assert from 'node:assert/strict';
+import { basename } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseOptions } from '../../src/agent/options.ts';
+import { DEFAULT_RULES } from '../../src/cli.ts';
 import {
   agentContainer,
   configMapData,
@@ -136,8 +138,8 @@ describe('deploy/ kustomize: DaemonSet', { skip }, () => {
       ...o.systemStatsMonitors,
       ...o.probeMonitors,
     ]);
-    // The agent's own defaults (src/cli.ts): kernel, readonly, probes (in its pod variant), plus the
-    // hardware, storage and network rules, which share the kernel monitor's /dev/kmsg reader.
+    // kernel, readonly, probes (in its pod variant) and the hardware, storage and network rules,
+    // which share the kernel monitor's /dev/kmsg reader.
     assert.deepEqual(o.systemLogMonitors, [
       '/config/kernel.yaml',
       '/config/readonly.yaml',
@@ -146,6 +148,11 @@ describe('deploy/ kustomize: DaemonSet', { skip }, () => {
       '/config/network.yaml',
     ]);
     assert.deepEqual(o.probeMonitors, ['/config/probes-daemonset.yaml']);
+    // The agent without --config.* flags (src/cli.ts) runs the same files.
+    const deployed = [...o.systemLogMonitors, ...o.probeMonitors].map((f) =>
+      basename(f).replace('probes-daemonset.yaml', 'probes.yaml'),
+    );
+    assert.deepEqual(DEFAULT_RULES, deployed);
     assert.equal(
       (c as unknown as Obj).command,
       undefined,

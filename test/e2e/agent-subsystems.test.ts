@@ -46,6 +46,7 @@ describe('subsystem conditions against a real API server', () => {
         ...agentArgs(cp.agentKubeconfig, cp.nodeName, configs),
         '--subsystem-conditions=true',
         '--subsystem-window=15s',
+        '--subsystem-hold=5s',
       ];
       agent = await startAgent(args, { KUBECONFIG: '' });
     },

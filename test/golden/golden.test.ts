@@ -16,12 +16,15 @@ interface CaseSpec {
   readonly configs: readonly string[];
   readonly format: 'kmsg' | 'plain' | 'journal-json';
   readonly bootTime?: string;
+  /** Further replay flags, e.g. --subsystem-conditions. */
+  readonly args?: readonly string[];
 }
 
 function run(dir: string): { stdout: string; stderr: string; code: number } {
   const spec = JSON.parse(readFileSync(join(dir, 'case.json'), 'utf8')) as CaseSpec;
   const args = [...spec.configs.flatMap((c) => ['--config', join(ROOT, c)]), '--format', spec.format];
   if (spec.bootTime) args.push('--boot-time', spec.bootTime);
+  args.push(...(spec.args ?? []));
   args.push(join(dir, 'input.log'));
   let stdout = '';
   let stderr = '';

@@ -30,6 +30,7 @@ export class SystemLogMonitor implements Monitor {
   private readonly skipped: Counter.Internal;
   private readonly evalSeconds: Counter.Internal;
   private readonly setFallbacks: Counter.Internal;
+  private readonly future: Counter.Internal;
   /** The engine's fallback count already exported (a new engine starts from 0). */
   private exportedFallbacks = 0;
   private emit: ((s: Status) => void) | undefined;
@@ -52,6 +53,10 @@ export class SystemLogMonitor implements Monitor {
     this.setFallbacks = bySource(
       'npd_rule_set_fallbacks_total',
       'Log lines matched rule by rule because RE2 would not build or run the combined rule set.',
+    );
+    this.future = bySource(
+      'npd_log_lines_future_timestamp_total',
+      'Log lines stamped later than the agent clock; they count from when they were read.',
     );
     if (config.metricsReporting) deps.problemMetrics.initialise(config.rules);
   }
@@ -96,8 +101,9 @@ export class SystemLogMonitor implements Monitor {
     this.emit?.(this.engine.initialStatus());
   }
 
-  private onLines(lines: readonly LogLine[], scanned?: ScannedBatch): void {
+  private onLines(read: readonly LogLine[], scanned?: ScannedBatch): void {
     const started = process.hrtime.bigint();
+    const lines = this.notAfterNow(read);
     const batch = this.config.skipList.length > 0 ? this.withoutSkipped(lines, scanned) : { lines, scanned };
     if (batch.scanned) {
       const { found, scan } = batch.scanned;
@@ -115,6 +121,23 @@ export class SystemLogMonitor implements Monitor {
     this.evaluated.inc(batch.lines.length);
     const skipped = lines.length - batch.lines.length;
     if (skipped > 0) this.skipped.inc(skipped);
+  }
+
+  /**
+   * A line stamped later than now (a wrong clock, a forged syslog line) counts from when it was read,
+   * so frequency windows and clearAfter cannot wait for its date: one line stamped 2035 must not hold
+   * a condition, and the subsystem condition behind it, until 2035.
+   */
+  private notAfterNow(lines: readonly LogLine[]): readonly LogLine[] {
+    const now = this.deps.clock.now();
+    let out: LogLine[] | undefined;
+    lines.forEach((line, i) => {
+      if (line.timestamp <= now) return;
+      out ??= [...lines];
+      out[i] = { ...line, timestamp: now };
+      this.future.inc();
+    });
+    return out ?? lines;
   }
 
   /** NPD's skipList: lines holding any of its strings never reach the rules. */

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { ProblemDetector } from '../../../src/agent/detector.ts';
-import type { Condition, ProblemEvent } from '../../../src/core/types.ts';
+import type { Condition, ProblemEvent, Status } from '../../../src/core/types.ts';
 
 const cond = (type: string, status: Condition['status'], reason: string): Condition => ({
   type,
@@ -12,6 +12,9 @@ const cond = (type: string, status: Condition['status'], reason: string): Condit
   message: `${type} ${reason}`,
   transition: 0,
 });
+
+/** The reporting monitor: the detector passes it through to status outlets only. */
+const MONITOR = {};
 
 function setup(aggregated: readonly string[] = []) {
   const logged: Record<string, unknown>[] = [];
@@ -27,38 +30,40 @@ function setup(aggregated: readonly string[] = []) {
   const managed: Condition[] = [];
   const tainted: string[] = [];
   const events: [string, readonly ProblemEvent[]][] = [];
+  const statuses: [Status, object][] = [];
   const detector = new ProblemDetector({
     logger,
     aggregated: new Set(aggregated),
     outlets: {
       conditions: [(c) => managed.push(c), (c) => tainted.push(`${c.type}=${c.status}`)],
       events: [(source, e) => events.push([source, e])],
+      statuses: [(s, m) => statuses.push([s, m])],
     },
   });
-  return { detector, logged, managed, tainted, events };
+  return { detector, logged, managed, tainted, events, statuses };
 }
 
 describe('ProblemDetector', () => {
   it('fans every condition out to every outlet and the events to the event outlet', () => {
     const h = setup();
     const event: ProblemEvent = { severity: 'warn', timestamp: 5, reason: 'OOMKilling', message: 'oom' };
-    h.detector.onStatus({
-      source: 'kernel',
-      conditions: [cond('KernelDeadlock', 'False', 'OK')],
-      events: [event],
-    });
+    const status = { source: 'kernel', conditions: [cond('KernelDeadlock', 'False', 'OK')], events: [event] };
+    h.detector.onStatus(status, MONITOR);
     assert.deepEqual(
       h.managed.map((c) => c.type),
       ['KernelDeadlock'],
     );
     assert.deepEqual(h.tainted, ['KernelDeadlock=False']);
     assert.deepEqual(h.events, [['kernel', [event]]]);
+    assert.equal(h.statuses.length, 1);
+    assert.equal(h.statuses[0]?.[0], status);
+    assert.equal(h.statuses[0]?.[1], MONITOR, 'the status outlet learns which monitor reported it');
   });
 
   it('merges an aggregated type across sources (worst wins), and passes others through', () => {
     const h = setup(['Shared']);
-    h.detector.onStatus({ source: 'b', conditions: [cond('Shared', 'True', 'Broken')], events: [] });
-    h.detector.onStatus({ source: 'a', conditions: [cond('Shared', 'False', 'Fine')], events: [] });
+    h.detector.onStatus({ source: 'b', conditions: [cond('Shared', 'True', 'Broken')], events: [] }, MONITOR);
+    h.detector.onStatus({ source: 'a', conditions: [cond('Shared', 'False', 'Fine')], events: [] }, MONITOR);
     assert.deepEqual(
       h.managed.map((c) => [c.status, c.reason]),
       [
@@ -71,9 +76,9 @@ describe('ProblemDetector', () => {
   it('logs a condition once per change of status or reason', () => {
     const h = setup();
     const status = (c: Condition) => ({ source: 'kernel', conditions: [c], events: [] });
-    h.detector.onStatus(status(cond('X', 'False', 'OK')));
-    h.detector.onStatus(status(cond('X', 'False', 'OK')));
-    h.detector.onStatus(status(cond('X', 'True', 'Bad')));
+    h.detector.onStatus(status(cond('X', 'False', 'OK')), MONITOR);
+    h.detector.onStatus(status(cond('X', 'False', 'OK')), MONITOR);
+    h.detector.onStatus(status(cond('X', 'True', 'Bad')), MONITOR);
     assert.deepEqual(
       h.logged.filter((l) => l.msg === 'condition').map((l) => [l.status, l.reason]),
       [
@@ -85,8 +90,8 @@ describe('ProblemDetector', () => {
 
   it('remembers which source last reported each condition', () => {
     const h = setup();
-    h.detector.onStatus({ source: 'one', conditions: [cond('A', 'True', 'Bad')], events: [] });
-    h.detector.onStatus({ source: 'two', conditions: [cond('B', 'False', 'OK')], events: [] });
+    h.detector.onStatus({ source: 'one', conditions: [cond('A', 'True', 'Bad')], events: [] }, MONITOR);
+    h.detector.onStatus({ source: 'two', conditions: [cond('B', 'False', 'OK')], events: [] }, MONITOR);
     assert.deepEqual(
       h.detector.conditionsOf('one').map((c) => c.type),
       ['A'],

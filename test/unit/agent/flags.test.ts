@@ -147,15 +147,20 @@ describe('parseOptions (NPD flags)', () => {
     assert.equal(errors.length, 4);
   });
 
-  it('keeps subsystem conditions off by default and checks --subsystem-window', () => {
+  it('keeps subsystem conditions off by default and checks --subsystem-window and --subsystem-hold', () => {
     const off = parse([]).options;
     assert.equal(off.subsystemConditions, false);
     assert.equal(off.subsystemWindowMs, 10 * 60_000);
-    const on = parse(['--subsystem-conditions', '--subsystem-window=90s']);
+    assert.equal(off.subsystemHoldMs, 2 * 60_000);
+    const on = parse(['--subsystem-conditions', '--subsystem-window=90s', '--subsystem-hold=0s']);
     assert.deepEqual(on.errors, []);
     assert.equal(on.options.subsystemConditions, true);
     assert.equal(on.options.subsystemWindowMs, 90_000);
+    assert.equal(on.options.subsystemHoldMs, 0);
     assert.deepEqual(parse(['--subsystem-window=0']).errors, ['--subsystem-window must be greater than 0']);
+    assert.deepEqual(parse(['--subsystem-hold=-1s']).errors, [
+      '--subsystem-hold: duration "-1s" must not be negative',
+    ]);
   });
 
   it("rejects a non-integer port, as pflag's int flag does", () => {

@@ -5,7 +5,8 @@ import type { AllowedArrows } from './import-graph.ts';
  * gocompat/ import nothing in src; host/ and kube/ are protocol clients with no domain imports;
  * sources/ read logs, monitors/ turn them (and probes, plugins, stats) into statuses through rules/;
  * conditions/, taints/ and events/ act on the API through kube/; diagnostics/ serves NodeDiagnostic
- * requests through kube/, reading the host through host/ (and journal detection from sources/); events/persist/ (webhook, file, OTLP) is
+ * requests through kube/, reading the host through host/ (and journal detection from sources/);
+ * replay/ runs the monitors (and the pure subsystem conditions of conditions/) over a recorded log; events/persist/ (webhook, file, OTLP) is
  * an adapter on the event pipeline that speaks its receivers' protocols through kube/http and host/protobuf; agent/ wires everything and the root files (main.ts, cli.ts) start it.
  * The table itself must stay acyclic: the test checks that too.
  */
@@ -25,7 +26,7 @@ export const ALLOWED: AllowedArrows = {
   events: ['core', 'metrics', 'kube'],
   'events/persist': ['core', 'events', 'kube', 'host'],
   server: ['core'],
-  replay: ['core', 'gocompat', 'config', 'host', 'metrics', 'rules', 'sources', 'monitors'],
+  replay: ['core', 'gocompat', 'config', 'host', 'metrics', 'rules', 'sources', 'monitors', 'conditions'],
   agent: [
     'core',
     'gocompat',

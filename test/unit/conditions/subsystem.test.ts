@@ -41,6 +41,13 @@ function gpuCondition(status: 'True' | 'False', reason: string, transition: numb
   return { source: 'gpu-monitor', events: [], conditions: [c] };
 }
 
+/** One stand-in monitor per source: these tests have one file per source. */
+const MONITORS = new Map(['gpu-monitor', 'kernel-monitor'].map((s) => [s, { source: s }]));
+
+function see(h: SubsystemHealth, status: Status, now: number): void {
+  h.observe(status, MONITORS.get(status.source) ?? {}, now);
+}
+
 function get(list: readonly Condition[], type: string): Condition {
   const c = list.find((x) => x.type === type);
   assert.ok(c, `${type} missing from ${list.map((x) => x.type).join(',')}`);
@@ -159,7 +166,7 @@ describe('SubsystemHealth', () => {
   it('turns a fatal event False with its reason, impact, start and where to look; the window clears it', () => {
     const h = health();
     assert.equal(get(h.evaluate(t0), 'AcceleratedHardwareReady').status, 'True');
-    h.observe(event('gpu-monitor', 'NVRMXid79', t0 + 1000, XID79));
+    see(h, event('gpu-monitor', 'NVRMXid79', t0 + 1000, XID79), t0 + 1000);
     const bad = get(h.evaluate(t0 + 2000), 'AcceleratedHardwareReady');
     assert.equal(bad.status, 'False');
     assert.equal(bad.reason, 'NVRMXid79');
@@ -178,8 +185,8 @@ describe('SubsystemHealth', () => {
 
   it('never turns False for info problems', () => {
     const h = health();
-    h.observe(event('gpu-monitor', 'NVRMXid13', t0));
-    h.observe(event('kernel-monitor', 'OOMKilling', t0));
+    see(h, event('gpu-monitor', 'NVRMXid13', t0), t0);
+    see(h, event('kernel-monitor', 'OOMKilling', t0), t0);
     const out = h.evaluate(t0 + 1);
     assert.equal(get(out, 'AcceleratedHardwareReady').status, 'True');
     assert.equal(get(out, 'KernelReady').status, 'True');
@@ -187,12 +194,12 @@ describe('SubsystemHealth', () => {
 
   it('lets the worst impact win and keeps the transition when the reason changes', () => {
     const h = health();
-    h.observe(event('gpu-monitor', 'NVRMXid61', t0));
+    see(h, event('gpu-monitor', 'NVRMXid61', t0), t0);
     const warn = get(h.evaluate(t0 + 1), 'AcceleratedHardwareReady');
     assert.equal(warn.reason, 'NVRMXid61');
     assert.match(warn.message, /^warning: /);
-    h.observe(event('gpu-monitor', 'NVRMXid79', t0 + 5000, XID79));
-    h.observe(event('gpu-monitor', 'NVRMXid62', t0 + 6000));
+    see(h, event('gpu-monitor', 'NVRMXid79', t0 + 5000, XID79), t0 + 5000);
+    see(h, event('gpu-monitor', 'NVRMXid62', t0 + 6000), t0 + 6000);
     const fatal = get(h.evaluate(t0 + 7000), 'AcceleratedHardwareReady');
     assert.equal(fatal.reason, 'NVRMXid79');
     assert.equal(fatal.transition, warn.transition);
@@ -200,13 +207,13 @@ describe('SubsystemHealth', () => {
 
   it('stays False while a problem condition is True and recovers when it clears', () => {
     const h = health();
-    h.observe(gpuCondition('True', 'GPUFallenOffBus', t0));
+    see(h, gpuCondition('True', 'GPUFallenOffBus', t0), t0);
     const bad = get(h.evaluate(t0 + 1), 'AcceleratedHardwareReady');
     assert.equal(bad.status, 'False');
     assert.equal(bad.reason, 'GPUFallenOffBus');
     assert.match(bad.message, /\(GPUUnhealthy=True\)/);
     assert.equal(get(h.evaluate(t0 + 10 * WINDOW), 'AcceleratedHardwareReady').status, 'False');
-    h.observe(gpuCondition('False', 'GPUIsHealthy', t0 + 10 * WINDOW));
+    see(h, gpuCondition('False', 'GPUIsHealthy', t0 + 10 * WINDOW), t0 + 10 * WINDOW);
     assert.equal(get(h.evaluate(t0 + 10 * WINDOW + 1), 'AcceleratedHardwareReady').status, 'True');
   });
 
@@ -223,7 +230,7 @@ describe('SubsystemHealth', () => {
     const first = get(h.evaluate(t0 + 1000), 'AcceleratedHardwareReady');
     assert.deepEqual(first, before, 'resumed as it was: no flap, same transition');
     // A warning seen after the restart does not displace the resumed fatal problem.
-    h.observe(event('gpu-monitor', 'NVRMXid61', t0 + 2000));
+    see(h, event('gpu-monitor', 'NVRMXid61', t0 + 2000), t0 + 2000);
     assert.equal(get(h.evaluate(t0 + 3000), 'AcceleratedHardwareReady').reason, 'NVRMXid79');
     const later = get(h.evaluate(t0 + 2000 + WINDOW), 'AcceleratedHardwareReady');
     assert.equal(later.status, 'True');
@@ -258,7 +265,7 @@ describe('SubsystemReporter', () => {
     r.start();
     clock.advance(1000);
     assert.equal(published.length, 1);
-    r.observe(event('gpu-monitor', 'NVRMXid79', clock.now(), XID79));
+    r.observe(event('gpu-monitor', 'NVRMXid79', clock.now(), XID79), MONITORS.get('gpu-monitor') ?? {});
     assert.equal(published.length, 1, 'nothing is published between ticks');
     clock.advance(1000);
     assert.equal(published.at(-1)?.[0]?.status, 'False');

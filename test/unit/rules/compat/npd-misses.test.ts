@@ -80,6 +80,22 @@ describe('lines NPD misses', () => {
       undefined,
     );
   });
+
+  it("disk.yaml keeps smartd's failed health self-check from a syslog file, not the incapable drive", () => {
+    const mine = ours('disk.yaml');
+    const extract = (line: string) => filelogMessage(line, mine.pluginConfig.message as string);
+    const rule = mine.rules.find((r) => r.reason === 'SMARTSelfCheckFailed');
+    assert.ok(rule);
+    const failed = extract(
+      'Jan  5 05:12:44 node-1 smartd[812]: Device: /dev/sdd [SAT], FAILED SMART self-check. BACK UP DATA NOW!',
+    );
+    assert.equal(failed, 'Device: /dev/sdd [SAT], FAILED SMART self-check. BACK UP DATA NOW!');
+    assert.ok(compilePattern(rule.pattern).exec(failed as string));
+    assert.equal(
+      extract('Jan  5 05:12:44 node-1 smartd[812]: Device: /dev/sda, not capable of SMART self-check'),
+      undefined,
+    );
+  });
 });
 
 /**
