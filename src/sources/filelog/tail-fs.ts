@@ -1,5 +1,5 @@
 import * as nodeFs from 'node:fs';
-import { dirname, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 export interface FileId {
   readonly dev: bigint;
@@ -13,6 +13,13 @@ export function sameFile(a: FileId, b: FileId): boolean {
   return a.dev === b.dev && a.ino === b.ino;
 }
 
+/** A regular file in a directory, as listed (never through a link). */
+export interface Sibling {
+  readonly path: string;
+  readonly id: FileId;
+  readonly mtimeMs: number;
+}
+
 /** The file-system calls the follower makes, injected so failures can be simulated. */
 export interface TailFs {
   openSync(path: string): number;
@@ -20,6 +27,8 @@ export interface TailFs {
   fstatSync(fd: number): FileId;
   statSync(path: string): FileId;
   closeSync(fd: number): void;
+  /** The regular files of a directory; without it, files rotated past unseen are not looked for. */
+  listFiles?(dir: string): readonly Sibling[];
 }
 
 /** Watches a directory; calls back on any change in it. Throws when watching is impossible. */
@@ -51,7 +60,28 @@ export function nodeTailFs(confine: { readonly root?: string } = {}): TailFs {
     fstatSync: (fd) => toId(nodeFs.fstatSync(fd, { bigint: true })),
     statSync: (path) => toId(nodeFs.statSync(path, { bigint: true })),
     closeSync: (fd) => nodeFs.closeSync(fd),
+    listFiles,
   };
+}
+
+function listFiles(dir: string): Sibling[] {
+  let names: string[];
+  try {
+    names = nodeFs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: Sibling[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      const s = nodeFs.lstatSync(path, { bigint: true });
+      if (s.isFile()) out.push({ path, id: toId(s), mtimeMs: Number(s.mtimeMs) });
+    } catch {
+      // gone since the listing
+    }
+  }
+  return out;
 }
 
 const { O_RDONLY, O_NONBLOCK, O_NOFOLLOW } = nodeFs.constants;
