@@ -45,6 +45,11 @@ export class SeenFiles {
     this.seen = new Set([...this.siblings().map((s) => key(s.id)), ...known.map(key)]);
   }
 
+  /** A file opened at the path: it was seen, whichever way the follower came to open it. */
+  see(id: FileId): void {
+    this.seen.add(key(id));
+  }
+
   /** Files beside the path that no look has seen, oldest first; from now on all of them count as seen. */
   unseen(known: readonly FileId[]): Sibling[] {
     const listed = this.siblings();

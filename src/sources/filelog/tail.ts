@@ -122,6 +122,7 @@ export class FileTail {
     this.resume = undefined;
     const splitter = r?.splitter ?? this.splitter();
     if (!this.current && this.rotated.count === 0 && !r) this.seen?.baseline([id]);
+    else this.seen?.see(id);
     this.current = openedFile(fd, id, this.opts.clock.now(), splitter, r);
     this.ensureWatch();
   }

@@ -205,3 +205,36 @@ describe('FileTail: a file rotated in and out between two looks at the path', ()
     assert.equal(h.lost(), 50 * LINE_BYTES);
   });
 });
+
+describe('FileTail: files it opened are never taken for missed ones', () => {
+  it('a file opened while an older one was still read is not read again later', (t) => {
+    const events: string[] = [];
+    const h = follow(t, { maxBytesPerTick: 5 * LINE_BYTES, onEvent: (e) => events.push(e) });
+    writeFileSync(h.path, lines('a', 20));
+    h.tail.start();
+    h.clock.advance(0);
+    // Twice, the file is renamed away and the path stays empty for one look (the writer creates the
+    // next file on its next write), so the follower opens b and c while an older file is still read.
+    renameSync(h.path, `${h.path}.1`);
+    h.clock.advance(250);
+    writeFileSync(h.path, lines('b', 20));
+    h.clock.advance(250);
+    renameSync(`${h.path}.1`, `${h.path}.2`);
+    renameSync(h.path, `${h.path}.1`);
+    h.clock.advance(250);
+    writeFileSync(h.path, lines('c', 20));
+    for (let i = 0; i < 20; i++) h.clock.advance(250);
+    // Then a rotation seen as a rename: c -> .1, d at the path; b is beside the path, read long ago.
+    renameSync(`${h.path}.2`, `${h.path}.3`);
+    renameSync(`${h.path}.1`, `${h.path}.2`);
+    renameSync(h.path, `${h.path}.1`);
+    writeFileSync(h.path, lines('d', 20));
+    for (let i = 0; i < 20; i++) h.clock.advance(250);
+    const count = (p: string) => h.got.filter((l) => l.startsWith(`${p}-`)).length;
+    assert.deepEqual([count('a'), count('b'), count('c'), count('d')], [20, 20, 20, 20]);
+    assert.deepEqual(
+      events.filter((e) => e === 'missed'),
+      [],
+    );
+  });
+});
