@@ -103,4 +103,5 @@ COPY rules ./rules
 USER 1000:1000
 EXPOSE 20256 20257
 # No HEALTHCHECK: Kubernetes probes /healthz and /readyz (deploy/base/daemonset.yaml).
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/main.js"]
+# --disable-sigusr1: SIGUSR1 would otherwise open a V8 inspector on the node's loopback (hostNetwork).
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--disable-sigusr1", "/app/dist/main.js"]

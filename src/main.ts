@@ -13,6 +13,13 @@ setFlagsFromString('--no-allocation-site-pretenuring');
  * SIGTERM otherwise, and exiting through process.exit lets pino flush.
  */
 async function main(): Promise<void> {
+  // A SIGUSR1 listener keeps Node from opening its inspector on 127.0.0.1:9229: in the privileged agent
+  // under hostNetwork that is a root debugger on the node's loopback. The image also passes
+  // --disable-sigusr1; this covers `node dist/main.js` started any other way.
+  let onUsr1: () => void = () => {
+    process.stderr.write('SIGUSR1 ignored: the inspector is disabled\n');
+  };
+  process.on('SIGUSR1', () => onUsr1());
   const outcome = await run({
     argv: process.argv.slice(2),
     env: process.env,
@@ -26,6 +33,7 @@ async function main(): Promise<void> {
     return;
   }
   const { agent, logger, graceMs } = outcome;
+  onUsr1 = () => logger.warn({ signal: 'SIGUSR1' }, 'SIGUSR1 ignored: the inspector is disabled');
   // Timers are unref'd so tests can drop agents; the process itself lives until a signal.
   const keepAlive = setInterval(() => {}, 2 ** 30);
   let stopping = false;

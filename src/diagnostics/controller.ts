@@ -15,6 +15,12 @@ export const MAX_MAX_BYTES = 64 * 1024 * 1024;
 export const COLLECT_TIMEOUT_MS = 60_000;
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
+/**
+ * Collections started per request, across agent restarts. A request found Running was being collected
+ * by an agent that stopped (killed, OOM, liveness probe); one retry covers an unrelated restart, a second
+ * death means the request itself may be what kills the agent, so it is failed rather than redone.
+ */
+export const MAX_ATTEMPTS = 2;
 
 /** The two API calls the controller makes, bound to its node; the real client or a fake. */
 export interface DiagnosticsApi {
@@ -42,7 +48,8 @@ const clamp = (v: number | undefined, def: number, min: number, max: number) =>
 /**
  * Serves NodeDiagnostic requests for this node, one at a time: marks a request Running, collects a
  * bounded bundle, uploads it and writes Succeeded or Failed. A request with a terminal phase is never
- * redone (also after a restart: the phase is on the object); a Running one left by a crashed agent is.
+ * redone (also after a restart: the phase is on the object); a Running one left by a crashed agent is,
+ * up to MAX_ATTEMPTS collections in all (status.attempts counts them), then it is Failed.
  * A request for another node is ignored even if the API server hands it over. A final status that
  * could not be written is retried on the next poll without collecting again.
  */
@@ -111,13 +118,26 @@ export class DiagnosticsController {
     const pending = this.unreported.get(req.uid);
     if (pending) return this.report(req, pending);
     if (TERMINAL.has(req.phase) || this.handled.has(req.uid)) return;
-    await this.handle(req);
+    // Running here means another agent process started it: this one never left a request Running.
+    const attempts = req.phase === 'Running' ? Math.max(1, req.attempts ?? 1) : 0;
+    if (attempts >= MAX_ATTEMPTS) return this.abandon(req, attempts);
+    await this.handle(req, attempts + 1);
   }
 
-  private async handle(req: NodeDiagnosticRequest): Promise<void> {
+  private async abandon(req: NodeDiagnosticRequest, attempts: number): Promise<void> {
+    this.handled.add(req.uid);
+    this.metrics.failure('interrupted');
+    this.metrics.request('failed');
+    const message = `the agent stopped while collecting this request ${attempts} times; not retried`;
+    // startedAt stays as the last agent wrote it.
+    await this.report(req, finalStatus(false, message, undefined, this.opts.clock.now(), 'Interrupted'));
+  }
+
+  private async handle(req: NodeDiagnosticRequest, attempts: number): Promise<void> {
     const startedAt = new Date(this.opts.clock.now()).toISOString();
+    const running = { phase: 'Running' as const, message: 'collecting', startedAt, attempts };
     try {
-      await this.opts.api.patchStatus(req.name, { phase: 'Running', message: 'collecting', startedAt });
+      await this.opts.api.patchStatus(req.name, running);
     } catch (err) {
       this.metrics.failure('status');
       this.opts.logger.warn({ err, request: req.name }, 'could not mark a NodeDiagnostic Running; retrying');
@@ -136,7 +156,7 @@ export class DiagnosticsController {
     const bundle = await collectBundle(this.opts.parts(sinceMinutes), limits, clock);
     for (const p of bundle.parts) this.metrics.part(p.status);
     const manifest = bundleManifest(req, bundle, { sinceMinutes, maxBytes, createdAt: clock.now() });
-    const body = tarGz([...bundle.files, manifest], clock.now());
+    const body = await tarGz([...bundle.files, manifest], clock.now());
     try {
       await this.opts.upload(req.uploadURL, body);
     } catch (err) {
@@ -168,18 +188,24 @@ export class DiagnosticsController {
   }
 }
 
-function finalStatus(ok: boolean, message: string, startedAt: string, now: number): NodeDiagnosticStatus {
+function finalStatus(
+  ok: boolean,
+  message: string,
+  startedAt: string | undefined,
+  now: number,
+  failReason = 'UploadFailed',
+): NodeDiagnosticStatus {
   const at = new Date(now).toISOString();
   return {
     phase: ok ? 'Succeeded' : 'Failed',
     message,
-    startedAt,
+    ...(startedAt ? { startedAt } : {}),
     completedAt: at,
     conditions: [
       {
         type: 'Complete',
         status: ok ? 'True' : 'False',
-        reason: ok ? 'Uploaded' : 'UploadFailed',
+        reason: ok ? 'Uploaded' : failReason,
         message,
         lastTransitionTime: at,
       },

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { counter } from '../core/metrics.ts';
 import type { PartStatus } from './collect.ts';
 
-export type FailureStage = 'list' | 'status' | 'upload';
+export type FailureStage = 'list' | 'status' | 'upload' | 'interrupted';
 
 export interface DiagnosticsMetrics {
   request(result: 'succeeded' | 'failed'): void;
@@ -24,7 +24,7 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
   });
   const failures = counter(registry, {
     name: 'npd_diagnostics_failures_total',
-    help: 'Diagnostics failures by stage: list (reading requests), status (writing them), upload.',
+    help: 'Diagnostics failures by stage: list (reading requests), status (writing them), upload, interrupted (an agent stopped while collecting, twice).',
     labelNames: ['stage'],
   });
   const ignored = counter(registry, {
@@ -38,7 +38,7 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
     labelNames: ['status'],
   });
   for (const result of ['succeeded', 'failed']) requests.inc({ result }, 0);
-  for (const stage of ['list', 'status', 'upload']) failures.inc({ stage }, 0);
+  for (const stage of ['list', 'status', 'upload', 'interrupted']) failures.inc({ stage }, 0);
   ignored.inc({ reason: 'other_node' }, 0);
   return {
     request: (result) => requests.inc({ result }),

@@ -7,7 +7,7 @@ import { type KmsgDevice, snapshotKmsg } from '../host/kmsg-snapshot.ts';
 import type { HostPaths } from '../host/paths.ts';
 import { readText } from '../host/proc.ts';
 import { detectJournalDirectory } from '../sources/journald/args.ts';
-import type { BundlePart, PartOutput } from './collect.ts';
+import { type BundlePart, dropPartialFirstLine, type PartOutput } from './collect.ts';
 import type { RecentEvent } from './recent-events.ts';
 
 const MiB = 1024 * 1024;
@@ -115,12 +115,12 @@ function journalOutput(out: BoundedOutput): PartOutput {
   // systemd's wording (src/shared/journal-util.c, journal_access_check_and_warn()) for no journal files.
   if (/No journal files were found/.test(out.stderr))
     return { absent: 'no journal files in the journal directory' };
-  if (out.timedOut) return { text: out.stdout, truncated: true, note: 'journalctl timed out; partial' };
+  // A tail kept within the budget starts mid-line; that fragment may be a value without its key.
+  const text = out.truncated ? dropPartialFirstLine(out.stdout) : out.stdout;
+  if (out.timedOut) return { text, truncated: true, note: 'journalctl timed out; partial' };
   if (out.code !== 0 && !out.truncated)
     throw new Error(`journalctl exited ${out.code}: ${out.stderr.trim().slice(0, 300)}`);
-  return out.truncated
-    ? { text: out.stdout, truncated: true, note: 'size limit: newest lines kept' }
-    : { text: out.stdout };
+  return out.truncated ? { text, truncated: true, note: 'size limit: newest lines kept' } : { text };
 }
 
 function procPart(src: PartSources, name: string, parts: string[]): BundlePart {

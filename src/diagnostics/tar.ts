@@ -1,4 +1,5 @@
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 
 export interface TarFile {
   /** Relative path, at most 100 bytes. */
@@ -34,8 +35,11 @@ function header(file: TarFile, mtimeSec: number): Buffer {
   return h;
 }
 
-/** A gzip-compressed tar archive of the files, readable with `tar xzf`. */
-export function tarGz(files: readonly TarFile[], mtimeMs: number): Buffer {
+/**
+ * A gzip-compressed tar archive of the files, readable with `tar xzf`. Compressed on libuv's thread
+ * pool: tens of MiB would otherwise hold the event loop (and the health probe) for seconds.
+ */
+export async function tarGz(files: readonly TarFile[], mtimeMs: number): Promise<Buffer> {
   const mtime = Math.floor(mtimeMs / 1000);
   const chunks: Buffer[] = [];
   for (const file of files) {
@@ -44,5 +48,5 @@ export function tarGz(files: readonly TarFile[], mtimeMs: number): Buffer {
     if (pad > 0) chunks.push(Buffer.alloc(pad));
   }
   chunks.push(Buffer.alloc(2 * BLOCK));
-  return gzipSync(Buffer.concat(chunks));
+  return promisify(gzip)(Buffer.concat(chunks));
 }

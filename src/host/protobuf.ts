@@ -22,7 +22,10 @@ function readVarint(buf: Buffer, at: number): [bigint, number] {
   throw new Error('protobuf: bad varint');
 }
 
-/** Splits a message into its fields: varints and fixed64 as bigint, length-delimited as Buffer. */
+/**
+ * Splits a message into its fields: varints and fixed64 as bigint, length-delimited as Buffer. Linear in
+ * the message (values are appended in place; a peer may repeat a field as often as it likes).
+ */
 export function decodeFields(buf: Buffer): Fields {
   const out: Fields = new Map();
   let at = 0;
@@ -44,7 +47,10 @@ export function decodeFields(buf: Buffer): Fields {
       value = buf.subarray(start, at);
     } else throw new Error(`protobuf: unsupported wire type ${wire}`);
     if (at > buf.length) throw new Error('protobuf: truncated message');
-    if (value !== undefined) out.set(field, [...(out.get(field) ?? []), value]);
+    if (value === undefined) continue;
+    const values = out.get(field);
+    if (values) values.push(value);
+    else out.set(field, [value]);
   }
   return out;
 }

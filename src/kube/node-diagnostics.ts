@@ -18,11 +18,14 @@ export interface NodeDiagnosticRequest {
   readonly maxBytes: number | undefined;
   /** status.phase as found; '' before any agent touched the request. */
   readonly phase: string;
+  /** status.attempts: how many times an agent started collecting it. */
+  readonly attempts: number | undefined;
 }
 
 export interface NodeDiagnosticStatus {
   readonly phase: 'Running' | 'Succeeded' | 'Failed';
   readonly message: string;
+  readonly attempts?: number;
   readonly bytes?: number;
   readonly startedAt?: string;
   readonly completedAt?: string;
@@ -50,6 +53,7 @@ export function parseNodeDiagnostic(raw: JsonObject): NodeDiagnosticRequest {
     sinceMinutes: num(spec.sinceMinutes),
     maxBytes: num(spec.maxBytes),
     phase: str(obj(raw.status).phase),
+    attempts: num(obj(raw.status).attempts),
   };
 }
 

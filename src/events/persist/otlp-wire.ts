@@ -121,7 +121,14 @@ function protoPartial(bytes: Buffer): PartialSuccess {
 }
 
 /**
- * Reads partialSuccess from a 2xx export response. The server answers in the request's encoding
+ * The most of an export answer that is parsed. A real one is empty or a partialSuccess of a few bytes
+ * with an error message; anything larger is not an export response, and parsing it is work a peer
+ * chooses for us.
+ */
+export const MAX_EXPORT_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Reads partialSuccess from a 2xx export response (at most MAX_EXPORT_ANSWER_BYTES of it). The server answers in the request's encoding
  * (OTLP/HTTP spec); the Content-Type decides, so a JSON answer to a protobuf request still reads, and
  * without one a body starting with `{` is read as JSON.
  * Throws on a body that is neither (a proxy's page, say), which the sink counts as rejected.
@@ -129,6 +136,8 @@ function protoPartial(bytes: Buffer): PartialSuccess {
 export function parsePartialSuccess(contentType: string | undefined, bytes: Buffer): PartialSuccess {
   const type = (contentType ?? '').toLowerCase();
   if (bytes.length === 0) return { rejected: 0, message: '' };
+  if (bytes.length > MAX_EXPORT_ANSWER_BYTES)
+    throw new Error(`answer of ${bytes.length} bytes is over ${MAX_EXPORT_ANSWER_BYTES} bytes; not parsed`);
   if (type.includes('json')) return jsonPartial(bytes.toString('utf8'));
   if (type.includes('protobuf')) return protoPartial(bytes);
   if (type !== '') throw new Error(`not an OTLP export response (Content-Type ${contentType})`);

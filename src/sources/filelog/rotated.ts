@@ -18,6 +18,27 @@ export interface OpenFile {
   lastDataAt: number;
 }
 
+/** A file just opened, read from its start unless `resume` says where reading stopped. */
+export function openedFile(
+  fd: number,
+  id: FileId,
+  now: number,
+  splitter: LineSplitter,
+  resume?: { readonly offset: number; readonly tail: Buffer },
+): OpenFile {
+  const offset = resume?.offset ?? 0;
+  return {
+    fd,
+    id,
+    offset,
+    size: offset,
+    atEof: false,
+    tail: resume?.tail ?? Buffer.alloc(0),
+    splitter,
+    lastDataAt: now,
+  };
+}
+
 /** Rotated files kept open at once; past it the oldest is closed and its unread bytes counted lost. */
 export const MAX_ROTATED_OPEN = 16;
 
@@ -47,6 +68,10 @@ export class RotatedFiles {
 
   get count(): number {
     return this.files.length;
+  }
+
+  get ids(): FileId[] {
+    return this.files.map((f) => f.id);
   }
 
   add(f: OpenFile): void {

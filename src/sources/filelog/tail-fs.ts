@@ -1,5 +1,5 @@
 import * as nodeFs from 'node:fs';
-import { dirname, relative } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 
 export interface FileId {
   readonly dev: bigint;
@@ -13,6 +13,13 @@ export function sameFile(a: FileId, b: FileId): boolean {
   return a.dev === b.dev && a.ino === b.ino;
 }
 
+/** A regular file in a directory, as listed (never through a link). */
+export interface Sibling {
+  readonly path: string;
+  readonly id: FileId;
+  readonly mtimeMs: number;
+}
+
 /** The file-system calls the follower makes, injected so failures can be simulated. */
 export interface TailFs {
   openSync(path: string): number;
@@ -20,6 +27,8 @@ export interface TailFs {
   fstatSync(fd: number): FileId;
   statSync(path: string): FileId;
   closeSync(fd: number): void;
+  /** The regular files of a directory; without it, files rotated past unseen are not looked for. */
+  listFiles?(dir: string): readonly Sibling[];
 }
 
 /** Watches a directory; calls back on any change in it. Throws when watching is impossible. */
@@ -39,10 +48,11 @@ const toId = (s: nodeFs.BigIntStats): FileId => ({
 });
 
 /**
- * The real file system. With `root` (--host-root), a log is opened only if its directory resolves
- * inside the root, the log itself is no symbolic link, and it belongs to its directory's owner unless
- * root owns the directory: the agent reads as root, and whoever owns a log's directory could otherwise
- * point it at any file (a symlink, or a hard link to a root-only file).
+ * The real file system. A log is opened only if neither it nor any directory above it is a symbolic
+ * link someone other than root (or the agent's own user) made. With `root` (--host-root), its directory
+ * must also resolve inside the root, and it must belong to its directory's owner unless root owns the
+ * directory: the agent reads as root, and whoever owns a log's directory (or one above it) could
+ * otherwise point it at any file (a symlink, or a hard link to a root-only file).
  */
 export function nodeTailFs(confine: { readonly root?: string } = {}): TailFs {
   return {
@@ -51,7 +61,28 @@ export function nodeTailFs(confine: { readonly root?: string } = {}): TailFs {
     fstatSync: (fd) => toId(nodeFs.fstatSync(fd, { bigint: true })),
     statSync: (path) => toId(nodeFs.statSync(path, { bigint: true })),
     closeSync: (fd) => nodeFs.closeSync(fd),
+    listFiles,
   };
+}
+
+function listFiles(dir: string): Sibling[] {
+  let names: string[];
+  try {
+    names = nodeFs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: Sibling[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      const s = nodeFs.lstatSync(path, { bigint: true });
+      if (s.isFile()) out.push({ path, id: toId(s), mtimeMs: Number(s.mtimeMs) });
+    } catch {
+      // gone since the listing
+    }
+  }
+  return out;
 }
 
 const { O_RDONLY, O_NONBLOCK, O_NOFOLLOW } = nodeFs.constants;
@@ -76,6 +107,12 @@ function openLog(path: string, root: string | undefined): number {
     if ((err as NodeJS.ErrnoException).code !== 'ELOOP') throw err;
     throw refused('ELOOP', 'it is a symbolic link; log files are not followed through links');
   }
+  try {
+    checkComponents(path, fd);
+  } catch (err) {
+    nodeFs.closeSync(fd);
+    throw err;
+  }
   if (root === undefined) return fd;
   try {
     const file = nodeFs.fstatSync(fd);
@@ -91,6 +128,49 @@ function openLog(path: string, root: string | undefined): number {
     throw err;
   }
   return fd;
+}
+
+const MAX_LINKS = 40;
+
+/** Who may have made a link the agent follows: root, or the agent's own user. */
+function trustedOwner(uid: number): boolean {
+  return uid === 0 || uid === process.getuid?.();
+}
+
+/**
+ * The directory with every symbolic link in it resolved, refusing a link a user could have made: a user
+ * owning a directory above a log could otherwise swap a subdirectory for a link into a root-only one.
+ */
+function trustedDir(dir: string, depth = 0): string {
+  let at = '/';
+  for (const part of resolve(dir)
+    .split('/')
+    .filter((p) => p !== '')) {
+    const next = join(at, part);
+    const st = nodeFs.lstatSync(next);
+    if (!st.isSymbolicLink()) at = next;
+    else if (!trustedOwner(st.uid))
+      throw refused('ELOOP', `${next} is a symbolic link owned by uid ${st.uid}; not followed to a log`);
+    else if (depth >= MAX_LINKS) throw refused('ELOOP', `too many symbolic links above ${dir}`);
+    else at = trustedDir(resolve(at, nodeFs.readlinkSync(next)), depth + 1);
+  }
+  return at;
+}
+
+/**
+ * Checks the path's directories, then that the open fd is the file that path names now: a directory
+ * swapped between the open and the check leaves the fd elsewhere (/proc/self/fd tells where).
+ */
+function checkComponents(path: string, fd: number): void {
+  const expected = join(trustedDir(dirname(path)), basename(path));
+  let actual: string;
+  try {
+    actual = nodeFs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return;
+  }
+  if (actual !== expected)
+    throw refused('ELOOP', `it was opened as ${actual}, not ${expected}; a directory above it changed`);
 }
 
 export function nodeWatch(): WatchFn {

@@ -1,33 +1,14 @@
 import { basename, dirname } from 'node:path';
 import { backoffMs } from '../../core/backoff.ts';
-import type { Clock, TimerHandle } from '../../core/clock.ts';
-import type { Logger } from '../../core/logger.ts';
+import type { TimerHandle } from '../../core/clock.ts';
 import type { MonitorHealth } from '../../core/types.ts';
 import { LineSplitter, type SplitLine } from '../lines.ts';
-import { type OpenFile, RotatedFiles } from './rotated.ts';
-import { type FileId, nodeTailFs, nodeWatch, sameFile, type TailFs, type WatchFn } from './tail-fs.ts';
+import { adoptMissed, type MissedDeps, SeenFiles } from './missed.ts';
+import { type OpenFile, openedFile, RotatedFiles } from './rotated.ts';
+import { type FileId, nodeTailFs, nodeWatch, sameFile, type TailFs } from './tail-fs.ts';
+import type { FileTailOptions } from './tail-options.ts';
 
-/** What happened to the followed path, for metrics. */
-export type TailEvent = 'rename' | 'truncate' | 'delete' | 'open_error' | 'read_error' | 'watch_error';
-
-export interface FileTailOptions {
-  readonly path: string;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  /** Complete lines, oldest first; once per poll that read something. */
-  readonly onLines: (lines: readonly SplitLine[]) => void;
-  readonly onEvent?: (event: TailEvent) => void;
-  /** Bytes that can no longer be read: truncated away unread, or in a rotated file closed early. */
-  readonly onLost?: (bytes: number) => void;
-  readonly fs?: TailFs;
-  /** null: poll only. */
-  readonly watch?: WatchFn | null;
-  readonly pollIntervalMs?: number;
-  readonly maxLineBytes?: number;
-  /** A rotated-away file is read until it has been idle this long: writers reopen late. */
-  readonly rotateGraceMs?: number;
-  readonly maxBytesPerTick?: number;
-}
+export type { FileTailOptions, TailEvent } from './tail-options.ts';
 
 const RETRY_INITIAL_MS = 1000;
 const RETRY_MAX_MS = 30_000;
@@ -49,6 +30,7 @@ export class FileTail {
   private readonly buffer = Buffer.alloc(READ_CHUNK);
   private current: OpenFile | undefined;
   private readonly rotated: RotatedFiles;
+  private readonly seen: SeenFiles | undefined;
   private timer: TimerHandle | undefined;
   private timerDue = 0;
   private watcher: { close(): void } | undefined;
@@ -70,6 +52,8 @@ export class FileTail {
       close: (f) => this.close(f),
       onLost: (bytes) => opts.onLost?.(bytes),
     });
+    const list = this.fs.listFiles?.bind(this.fs);
+    this.seen = list ? new SeenFiles(opts.path, list) : undefined;
   }
 
   start(): void {
@@ -136,18 +120,10 @@ export class FileTail {
     const r =
       this.resume && sameFile(this.resume.id, id) && id.size >= this.resume.offset ? this.resume : undefined;
     this.resume = undefined;
-    const splitter = r?.splitter ?? new LineSplitter(this.opts.maxLineBytes ?? 64 * 1024);
-    const now = this.opts.clock.now();
-    this.current = {
-      fd,
-      id,
-      offset: r?.offset ?? 0,
-      size: r?.offset ?? 0,
-      atEof: false,
-      tail: r?.tail ?? Buffer.alloc(0),
-      splitter,
-      lastDataAt: now,
-    };
+    const splitter = r?.splitter ?? this.splitter();
+    if (!this.current && this.rotated.count === 0 && !r) this.seen?.baseline([id]);
+    else this.seen?.see(id);
+    this.current = openedFile(fd, id, this.opts.clock.now(), splitter, r);
     this.ensureWatch();
   }
 
@@ -177,7 +153,21 @@ export class FileTail {
       return left;
     }
     this.open();
+    // Files rotated past unseen are older than the new one: read them first, on the next slice.
+    const opened = this.current as OpenFile | undefined;
+    const known = [...this.rotated.ids, ...(opened ? [opened.id] : [])];
+    const missed = this.seen ? adoptMissed(this.seen, known, this.missedDeps()) : 0;
+    if (missed > 0) return 0;
     return this.current && left > 0 ? this.readAvailable(this.current, lines, left) : left;
+  }
+
+  private splitter(): LineSplitter {
+    return new LineSplitter(this.opts.maxLineBytes ?? 64 * 1024);
+  }
+
+  private missedDeps(): MissedDeps {
+    const add = (f: OpenFile) => this.rotated.add(f);
+    return { ...this.opts, fs: this.fs, now: this.opts.clock.now(), add, splitter: () => this.splitter() };
   }
 
   private readAvailable(f: OpenFile, lines: SplitLine[], budget: number): number {

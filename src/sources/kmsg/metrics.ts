@@ -12,6 +12,7 @@ export interface ReaderMetrics {
   readonly malformed: Inc;
   readonly lost: Inc;
   readonly restarts: Inc;
+  readonly emptyWakes: Inc;
   readonly skipped: (reason: SkipReason) => Inc;
 }
 
@@ -30,6 +31,10 @@ export function createMetrics(registry: Registry, source: string): ReaderMetrics
       'Kernel log records overwritten in the ring buffer, or too large for the read buffer, before being read.',
     ),
     restarts: bySource('npd_monitor_restarts_total', 'Times a monitor reopened its source after a failure.'),
+    emptyWakes: bySource(
+      'npd_kmsg_spurious_wakeups_total',
+      'Times poll(2) reported the kmsg path readable but a read found nothing (not a kmsg device); the reader backs off.',
+    ),
     skipped: (reason) => skipped.labels({ source, reason }),
   };
 }

@@ -8,6 +8,7 @@ import { type KmsgDevice, nodeKmsgDevice } from '../../host/kmsg-snapshot.ts';
 import { bootTimeMs, readUptimeMs, startTime, type TextFileReader } from '../start-time.ts';
 import { kmsgAccessHint, toError } from './access.ts';
 import { decodeKmsgFields, type KmsgFields } from './decode.ts';
+import { BUSY_POLL_MS, nextDrain, type Pace, QUIET } from './pacing.ts';
 import { createMetrics, type ReaderMetrics, SKIP_REASONS, type SkipReason } from './metrics.ts';
 import { kmsgTimestampMs, parseKmsgRecord } from './parser.ts';
 
@@ -39,11 +40,6 @@ export interface KmsgReaderOptions {
 type Step = 'more' | 'idle' | Error;
 
 const RETRY_INITIAL_MS = 1000;
-// With poll(2) a reader that found records drains on the timer until QUIET_DRAINS empty drains (a wait
-// per drain cost 47 millicores at 1,500 lines/s); without it, BUSY_BATCH records in a drain mean a flood.
-const BUSY_POLL_MS = 10;
-const QUIET_DRAINS = 10;
-const BUSY_BATCH = 32;
 const RETRY_MAX_MS = 30_000;
 /** Records plus dictionaries stay under 8 KiB (CONSOLE_EXT_LOG_MAX); a short buffer loses the record. */
 const DEFAULT_BUFFER_BYTES = 64 * 1024;
@@ -71,8 +67,9 @@ export class KmsgReader {
   /** Until the first EAGAIN the reader is replaying history, which the start time filters. */
   private backlogDone = false;
   private lastSeq: number | undefined;
-  /** Starts quiet: a reader that finds the ring empty at start waits in poll(2) at once. */
-  private emptyDrains = QUIET_DRAINS;
+  private pace: Pace = QUIET;
+  /** A wait in poll(2) fired since the last drain. */
+  private woken = false;
   private failures = 0;
   /** Counts for this drain, added to the counters once per drain rather than once per record. */
   private readCount = 0;
@@ -132,6 +129,8 @@ export class KmsgReader {
   }
 
   private drain(fd: number): void {
+    const woke = this.woken;
+    this.woken = false;
     const batch: LogLine[] = [];
     let outcome: Step = 'more';
     for (let i = 0; i < (this.opts.maxRecordsPerTick ?? 10_000) && outcome === 'more'; i++) {
@@ -147,13 +146,13 @@ export class KmsgReader {
     }
     if (outcome === 'idle') this.backlogDone = true;
     this.failures = 0;
-    // A capped drain continues at once; a busy ring is polled often, as it holds ~25 ms of a 40k/s flood.
     const idleMs = this.opts.pollIntervalMs ?? 200;
-    this.emptyDrains = read > 0 ? 0 : this.emptyDrains + 1;
-    const busy = this.device.waitReadable ? this.emptyDrains < QUIET_DRAINS : batch.length >= BUSY_BATCH;
-    if (outcome === 'more') this.schedule(0);
-    else if (busy) this.schedule(Math.min(idleMs, BUSY_POLL_MS));
-    else this.awaitRecords(fd, idleMs);
+    const drained = { capped: outcome === 'more', read, batch: batch.length, woke };
+    const step = nextDrain(this.pace, drained, this.device.waitReadable !== undefined, idleMs);
+    this.pace = step.pace;
+    if (step.emptyWake) this.metrics.emptyWakes.inc();
+    if ('wait' in step.next) this.awaitRecords(fd, idleMs);
+    else this.schedule(step.next.timerMs);
   }
 
   /**
@@ -164,6 +163,7 @@ export class KmsgReader {
     this.schedule(undefined);
     this.cancelWait = this.device.waitReadable?.(fd, () => {
       this.cancelWait = undefined;
+      this.woken = true;
       if (this.running) this.schedule(BUSY_POLL_MS);
     });
     if (!this.cancelWait) this.schedule(idleMs);

@@ -54,7 +54,7 @@ describe('collectBundle limits', () => {
   });
 
   it('a part never gets more than its own cap', async () => {
-    const a = part('a.txt', 'y'.repeat(50), 10);
+    const a = part('a.txt', `${'y'.repeat(9)}\n`.repeat(5), 10);
     const bundle = await collectBundle([a], { maxBytes: 1000, timeoutMs: 60_000 }, new FakeClock());
     assert.deepEqual(a.budgets, [10]);
     assert.equal(bundle.contentBytes, 10);
@@ -112,6 +112,67 @@ describe('collectBundle limits', () => {
       new FakeClock(),
     );
     assert.equal(bundle.files[0]?.data.toString(), 'start Authorization: Bearer [REDACTED] end');
+  });
+
+  it('serves the event loop while it redacts a large part (the health probe keeps answering)', async () => {
+    const text = 'kubelet: password=hunter2 and some more words on this line\n'.repeat(40_000);
+    let turns = 0;
+    let done = false;
+    const tick = () => {
+      turns++;
+      if (!done) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const bundle = await collectBundle(
+      [part('big.txt', text, 4 << 20)],
+      { maxBytes: 4 << 20, timeoutMs: 60_000 },
+      new FakeClock(),
+    );
+    done = true;
+    assert.equal(bundle.parts[0]?.status, 'ok');
+    assert.equal(bundle.files[0]?.data.toString().includes('hunter2'), false);
+    assert.ok(turns >= 10, `the event loop ran ${turns} times during the collection`);
+  });
+
+  it('stops redacting at the time limit and skips the parts after it', async () => {
+    const clock = new FakeClock();
+    const text = 'token=abc and more text to redact on every line\n'.repeat(20_000);
+    let chunks = 0;
+    const yieldNow = async () => {
+      chunks++;
+      clock.advance(1_000);
+    };
+    const bundle = await collectBundle(
+      [part('slow.txt', text, 4 << 20), part('late.txt', 'late')],
+      { maxBytes: 8 << 20, timeoutMs: 5_000 },
+      clock,
+      yieldNow,
+    );
+    assert.deepEqual(
+      bundle.parts.map((p) => [p.name, p.status, p.note]),
+      [
+        ['slow.txt', 'error', 'time limit reached'],
+        ['late.txt', 'skipped', 'time limit reached before this part'],
+      ],
+    );
+    assert.equal(chunks, 5, 'no chunk is redacted after the deadline');
+  });
+
+  it("redacts at most twice a part's cap, cut on a line, whatever the part returns", async () => {
+    const lines = Array.from({ length: 1000 }, (_, i) => `line ${String(i).padStart(4, '0')} xxxxxxxxxx\n`);
+    const big = part('events.json', lines.join(''), 200);
+    const bundle = await collectBundle([big], { maxBytes: 1 << 20, timeoutMs: 60_000 }, new FakeClock());
+    const out = bundle.files[0]?.data.toString() ?? '';
+    assert.ok(out.length <= 200);
+    assert.ok(out.startsWith('line ') && out.endsWith('line 0999 xxxxxxxxxx\n'), out);
+    assert.equal(bundle.parts[0]?.status, 'truncated');
+  });
+
+  it('tailBytes keeps whole lines; strict drops a last line longer than the limit', () => {
+    assert.deepEqual(tailBytes('password=a\nb\n', 6), { text: 'b\n', cut: true });
+    assert.deepEqual(tailBytes('aaaaaaaa', 4), { text: 'aaaa', cut: true });
+    assert.deepEqual(tailBytes('aaaaaaaa', 4, true), { text: '', cut: true });
+    assert.deepEqual(tailBytes('x\naaaaaaaa\n', 4, true), { text: '', cut: true });
   });
 
   it('tailBytes never splits a UTF-8 character', () => {

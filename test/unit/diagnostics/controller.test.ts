@@ -18,6 +18,7 @@ function request(name: string, over: Partial<NodeDiagnosticRequest> = {}): NodeD
     sinceMinutes: undefined,
     maxBytes: undefined,
     phase: '',
+    attempts: undefined,
     ...over,
   };
 }
@@ -104,6 +105,33 @@ describe('DiagnosticsController', () => {
       ['http://127.0.0.1/interrupted'],
     );
     assert.deepEqual([...new Set(patches.map(([n]) => n))], ['interrupted']);
+  });
+
+  it('a request an agent died on is retried once, then Failed without collecting (no crash loop)', async () => {
+    const first = setup([request('fresh')]);
+    await first.controller.poll();
+    assert.equal(first.patches[0]?.[1].attempts, 1, 'the first Running carries attempts 1');
+
+    const retried = setup([request('died-once', { phase: 'Running', attempts: 1 })]);
+    await retried.controller.poll();
+    assert.equal(retried.uploads.length, 1, 'collected again, once');
+    assert.equal(retried.patches[0]?.[1].attempts, 2);
+
+    const legacy = setup([request('no-count', { phase: 'Running' })]);
+    await legacy.controller.poll();
+    assert.equal(legacy.patches[0]?.[1].attempts, 2, 'Running without a count was attempted once');
+
+    const dead = setup([request('died-twice', { phase: 'Running', attempts: 2 })]);
+    await dead.controller.poll();
+    await dead.controller.poll();
+    assert.deepEqual(dead.uploads, [], 'not collected a third time');
+    assert.deepEqual(
+      dead.patches.map(([n, st]) => [n, st.phase]),
+      [['died-twice', 'Failed']],
+    );
+    assert.match(dead.patches[0]?.[1].message ?? '', /agent stopped while collecting this request 2 times/);
+    assert.equal(await dead.metric('npd_diagnostics_failures_total', { stage: 'interrupted' }), 1);
+    assert.equal(await dead.metric('npd_diagnostics_requests_total', { result: 'failed' }), 1);
   });
 
   it('an upload failure gives Failed with its message and counts it', async () => {

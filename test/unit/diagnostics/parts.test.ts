@@ -68,7 +68,20 @@ describe('journal parts', () => {
     );
     const out = await part.read(10, signal);
     assert.ok('text' in out);
-    assert.equal(out.text, '4999\n5000\n');
+    // The tail kept is "4999\n5000\n"; where it starts is unknown, so its first line is dropped.
+    assert.equal(out.text, '5000\n');
+    assert.equal(out.truncated, true);
+  });
+
+  it('a head cut drops the partial first line, so no key is cut off its value', async () => {
+    const line = 'kubelet[1]: mount -o password=hunter2secret';
+    const journal = fakeJournalctl(`echo "${line}"; echo "kubelet[1]: next line"`);
+    const part = kubelet(bundleParts(sources(journal, ['/hostroot/var/log/journal']), 60));
+    // The budget cuts inside "password": what is left of the first line is "word=hunter2secret".
+    const budget = 'word=hunter2secret\nkubelet[1]: next line\n'.length;
+    const out = await part.read(budget, signal);
+    assert.ok('text' in out);
+    assert.equal(out.text, 'kubelet[1]: next line\n');
     assert.equal(out.truncated, true);
   });
 

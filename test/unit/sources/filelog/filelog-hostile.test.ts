@@ -3,7 +3,7 @@
 // --host-root. None of these is read; each shows as a counted open error with health saying why. The
 // agent's own warnings never quote log text.
 import assert from 'node:assert/strict';
-import { chownSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, lchownSync, linkSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it, type TestContext } from 'node:test';
@@ -117,6 +117,37 @@ describe('filelog in a hostile directory', () => {
     h.clock.advance(250);
     assert.deepEqual(got, []);
     assert.match(source.health().detail ?? '', /outside the host root/);
+  });
+
+  it('does not follow a directory above the log swapped for a link into a root-only directory', async (t) => {
+    const h = setup(t, '/var/log/app/sub/test.log');
+    // The user owns /var/log/app, so can replace sub/ with a link; the target stays inside the host root.
+    const privateDir = join(h.root, 'root', 'private');
+    mkdirSync(privateDir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(privateDir, 'test.log'), SECRET, { mode: 0o600 });
+    chownSync(join(h.root, 'var', 'log', 'app'), OTHER_UID, OTHER_UID);
+    const sub = dirname(h.path);
+    rmSync(sub, { recursive: true });
+    symlinkSync(privateDir, sub);
+    lchownSync(sub, OTHER_UID, OTHER_UID);
+    const source = h.make();
+    h.clock.advance(250);
+    assert.deepEqual(h.lines, []);
+    assert.match(source.health().detail ?? '', /symbolic link owned by uid 4242/);
+    assert.ok((await openErrors(h)) >= 1);
+  });
+
+  it('follows a directory link only root could have made (negative control)', (t) => {
+    const h = setup(t, '/var/log/app/sub/test.log');
+    const real = join(h.root, 'var', 'log', 'real');
+    mkdirSync(real, { recursive: true });
+    writeFileSync(join(real, 'test.log'), SECRET.replace('SECRET-HASH', 'fine'));
+    const sub = dirname(h.path);
+    rmSync(sub, { recursive: true });
+    symlinkSync(real, sub);
+    h.make();
+    h.clock.advance(250);
+    assert.equal(h.lines.length, 1, 'a root-owned link is followed');
   });
 
   it('never quotes an unparsable line in its warning: length and hash only', (t) => {

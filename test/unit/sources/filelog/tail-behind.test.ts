@@ -27,7 +27,16 @@ type Hooks = Record<number, (path: string) => void>;
  * `atStat[n]` before its n-th fstat (each slice starts with one), which is how a test rotates the file
  * while the follower is still behind.
  */
-function follow(t: TestContext, opts: { maxBytesPerTick: number; at?: Hooks; atStat?: Hooks }) {
+function follow(
+  t: TestContext,
+  opts: {
+    maxBytesPerTick: number;
+    at?: Hooks;
+    atStat?: Hooks;
+    onEvent?: (event: string) => void;
+    refuseOpen?: (path: string) => boolean;
+  },
+) {
   const dir = tempDir(t);
   const path = join(dir, 'app.log');
   const real = nodeTailFs();
@@ -35,6 +44,10 @@ function follow(t: TestContext, opts: { maxBytesPerTick: number; at?: Hooks; atS
   let stats = 0;
   const fs: TailFs = {
     ...real,
+    openSync: (p) => {
+      if (opts.refuseOpen?.(p)) throw Object.assign(new Error('refused'), { code: 'EACCES' });
+      return real.openSync(p);
+    },
     readSync: (fd, buffer, length, position) => {
       reads += 1;
       opts.at?.[reads]?.(path);
@@ -58,6 +71,7 @@ function follow(t: TestContext, opts: { maxBytesPerTick: number; at?: Hooks; atS
       lost += bytes;
     },
     fs,
+    ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     watch: null,
     pollIntervalMs: 250,
     rotateGraceMs: 1000,
@@ -128,5 +142,99 @@ describe('FileTail behind the writer', () => {
     for (let i = 0; i < 200; i++) h.clock.advance(250);
     assert.equal(h.got.length, 120);
     assert.equal(h.lost(), 0);
+  });
+});
+
+describe('FileTail: a file rotated in and out between two looks at the path', () => {
+  it('finds it beside the path, reads it in order and counts it', (t) => {
+    const events: string[] = [];
+    const h = follow(t, {
+      maxBytesPerTick: 5 * LINE_BYTES,
+      onEvent: (e) => events.push(e),
+      at: {
+        // Within one slice: a -> app.log.1, b written; then b -> app.log.1 (a -> .2), c written.
+        3: (path) => {
+          renameSync(path, `${path}.1`);
+          writeFileSync(path, lines('b', 50));
+          renameSync(`${path}.1`, `${path}.2`);
+          renameSync(path, `${path}.1`);
+          writeFileSync(path, lines('c', 30));
+        },
+      },
+    });
+    writeFileSync(`${h.path}.7`, lines('o', 5));
+    writeFileSync(`${h.path}.3.gz`, 'compressed, never read');
+    writeFileSync(h.path, lines('a', 100));
+    h.tail.start();
+    for (let i = 0; i < 50; i++) h.clock.advance(250);
+    const count = (p: string) => h.got.filter((l) => l.startsWith(`${p}-`)).length;
+    assert.deepEqual([count('a'), count('b'), count('c'), count('o')], [100, 50, 30, 0]);
+    const order = h.got.map((l) => l[0]).filter((c, i, all) => c !== all[i - 1]);
+    assert.deepEqual(order, ['a', 'b', 'c'], 'oldest file first');
+    assert.deepEqual(
+      events.filter((e) => e === 'missed'),
+      ['missed'],
+    );
+    assert.equal(h.lost(), 0);
+  });
+
+  it('counts a missed file it cannot open, and its bytes as lost', (t) => {
+    const events: string[] = [];
+    const h = follow(t, {
+      maxBytesPerTick: 5 * LINE_BYTES,
+      onEvent: (e) => events.push(e),
+      refuseOpen: (path) => path.endsWith('.1'),
+      at: {
+        3: (path) => {
+          renameSync(path, `${path}.1`);
+          writeFileSync(path, lines('b', 50));
+          renameSync(`${path}.1`, `${path}.2`);
+          renameSync(path, `${path}.1`);
+          writeFileSync(path, lines('c', 30));
+        },
+      },
+    });
+    writeFileSync(h.path, lines('a', 100));
+    h.tail.start();
+    for (let i = 0; i < 50; i++) h.clock.advance(250);
+    assert.equal(h.got.length, 130);
+    assert.deepEqual(
+      events.filter((e) => e === 'missed'),
+      ['missed'],
+    );
+    assert.equal(h.lost(), 50 * LINE_BYTES);
+  });
+});
+
+describe('FileTail: files it opened are never taken for missed ones', () => {
+  it('a file opened while an older one was still read is not read again later', (t) => {
+    const events: string[] = [];
+    const h = follow(t, { maxBytesPerTick: 5 * LINE_BYTES, onEvent: (e) => events.push(e) });
+    writeFileSync(h.path, lines('a', 20));
+    h.tail.start();
+    h.clock.advance(0);
+    // Twice, the file is renamed away and the path stays empty for one look (the writer creates the
+    // next file on its next write), so the follower opens b and c while an older file is still read.
+    renameSync(h.path, `${h.path}.1`);
+    h.clock.advance(250);
+    writeFileSync(h.path, lines('b', 20));
+    h.clock.advance(250);
+    renameSync(`${h.path}.1`, `${h.path}.2`);
+    renameSync(h.path, `${h.path}.1`);
+    h.clock.advance(250);
+    writeFileSync(h.path, lines('c', 20));
+    for (let i = 0; i < 20; i++) h.clock.advance(250);
+    // Then a rotation seen as a rename: c -> .1, d at the path; b is beside the path, read long ago.
+    renameSync(`${h.path}.2`, `${h.path}.3`);
+    renameSync(`${h.path}.1`, `${h.path}.2`);
+    renameSync(h.path, `${h.path}.1`);
+    writeFileSync(h.path, lines('d', 20));
+    for (let i = 0; i < 20; i++) h.clock.advance(250);
+    const count = (p: string) => h.got.filter((l) => l.startsWith(`${p}-`)).length;
+    assert.deepEqual([count('a'), count('b'), count('c'), count('d')], [20, 20, 20, 20]);
+    assert.deepEqual(
+      events.filter((e) => e === 'missed'),
+      [],
+    );
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { FakeClock } from '../../../../src/core/clock.ts';
 import { FakeKmsgDevice } from '../../../support/fake-kmsg-device.ts';
 import { harness, metric } from './harness.ts';
 
@@ -111,5 +112,33 @@ describe('KmsgReader waiting in poll(2)', () => {
     assert.deepEqual(h.messages(), []);
     h.clock.advance(1);
     assert.deepEqual(h.messages(), ['late']);
+  });
+});
+
+/** What /dev/null or a regular file at the path does: poll(2) says readable at once, read() gives 0. */
+class AlwaysReadable extends FakeKmsgDevice {
+  clock: FakeClock | undefined;
+  waitsArmed = 0;
+  readonly waitReadable = (_fd: number, onReady: () => void) => {
+    this.waitsArmed++;
+    const timer = this.clock?.setTimeout(onReady, 0);
+    return () => timer?.cancel();
+  };
+}
+
+describe('KmsgReader on a device that is always readable but yields nothing', () => {
+  it('backs off instead of spinning, counts each empty wake, and still reads what comes', async () => {
+    const device = new AlwaysReadable();
+    const h = harness({}, device);
+    device.clock = h.clock;
+    h.reader.start();
+    for (let i = 0; i < 600; i++) h.clock.advance(100);
+    assert.ok(device.waitsArmed <= 80, `${device.waitsArmed} waits in 60 s (a spin is ~6,000)`);
+    assert.ok(device.readCalls <= 160, `${device.readCalls} reads in 60 s`);
+    const spurious = await metric(h.registry, 'npd_kmsg_spurious_wakeups_total');
+    assert.ok(spurious >= 40, `counted ${spurious} empty wakes`);
+    device.write('late');
+    for (let i = 0; i < 10; i++) h.clock.advance(100);
+    assert.deepEqual(h.messages(), ['late'], 'read within the back-off cap of 1 s');
   });
 });
