@@ -22,6 +22,7 @@ import { createExporter, type Exporter } from './exporter.ts';
 import { HeapTrimmer } from './heap-trim.ts';
 import type { Options } from './options.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
+import { startErrorOf } from './listen-error.ts';
 import { createSubsystems, type Subsystems } from './subsystems.ts';
 
 export interface AgentDeps {
@@ -217,13 +218,17 @@ export class Agent {
     return outlets;
   }
 
-  private listen(): Promise<void> {
+  private async listen(): Promise<void> {
     const { options } = this.deps;
-    return this.servers.listen(
-      this.endpoints(),
-      { address: options.address, port: options.port },
-      { address: options.prometheusAddress, port: options.prometheusPort },
-    );
+    await this.servers
+      .listen(
+        this.endpoints(),
+        { address: options.address, port: options.port },
+        { address: options.prometheusAddress, port: options.prometheusPort },
+      )
+      .catch((err: unknown) => {
+        throw startErrorOf(err);
+      });
   }
 
   private create(loaded: LoadedConfig): Monitor {
