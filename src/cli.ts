@@ -12,7 +12,7 @@ import { systemClock } from './core/clock.ts';
 import { StartError } from './core/errors.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { createRegistry } from './core/metrics.ts';
-import { VERSION, VERSION_LINE } from './core/version.ts';
+import { GIT_COMMIT, VERSION, VERSION_LINE } from './core/version.ts';
 import { libcMallocTrim } from './host/malloc-trim.ts';
 import { libcWaitpid, Pid1Reaper } from './host/pid1-reaper.ts';
 import { runReplay } from './replay/command.ts';
@@ -118,6 +118,7 @@ async function startAgent(
     registry,
     logger,
     version: VERSION,
+    commit: GIT_COMMIT,
     reload,
     mallocTrim: libcMallocTrim,
   });

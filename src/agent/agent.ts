@@ -10,6 +10,7 @@ import { counter, gauge } from '../core/metrics.ts';
 import type { Condition, Status } from '../core/types.ts';
 import type { MallocTrimResult } from '../host/malloc-trim.ts';
 import { hostPaths } from '../host/paths.ts';
+import { registerBuildInfo } from '../metrics/build-info.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
 import type { MonitorDeps } from '../monitors/deps.ts';
@@ -33,6 +34,8 @@ export interface AgentDeps {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly version: string;
+  /** The commit the bundle was built from; "unknown" from source. */
+  readonly commit?: string;
   /** Where process_* metrics are read; this process's /proc/self by default. */
   readonly processInfo?: ProcessInfo;
   /** Loads and validates the config files again; throws ConfigError. Enables hot reload. */
@@ -69,6 +72,7 @@ export class Agent {
   async start(): Promise<void> {
     const { clock, registry, logger } = this.deps;
     registerProcessMetrics(registry, this.deps.processInfo);
+    registerBuildInfo(registry, { version: this.deps.version, commit: this.deps.commit ?? 'unknown' });
     this.createMonitors();
     this.subsystems = createSubsystems(this.deps, (c) => this.exporter?.conditions.update(c));
     const exporter = await this.startExporter();
@@ -112,6 +116,7 @@ export class Agent {
       const { issues, aggregated } = checkOwners(next);
       if (issues.length > 0) throw new ConfigError(issues);
       this.running = await applyReload(planReload(this.running, next), this.reloadTarget());
+      this.exporter?.events.declare(this.running.map((r) => r.monitor.source));
       this.detector?.setAggregated(aggregated);
       this.subsystems?.configure(next);
       this.exporter?.setConditionTypes?.(this.ownedTypes(next));
@@ -191,6 +196,7 @@ export class Agent {
       onStartup: (plan) => this.resume(plan),
     });
     this.exporter = exporter;
+    exporter.events.declare(this.running.map((r) => r.monitor.source));
     return exporter;
   }
 
