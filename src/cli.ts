@@ -9,9 +9,10 @@ import { checkOwners } from './conditions/owners.ts';
 import { ConfigError } from './config/errors.ts';
 import { type LoadedConfig, loadConfigs } from './config/load.ts';
 import { systemClock } from './core/clock.ts';
+import { StartError } from './core/errors.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { createRegistry } from './core/metrics.ts';
-import { VERSION, VERSION_LINE } from './core/version.ts';
+import { GIT_COMMIT, VERSION, VERSION_LINE } from './core/version.ts';
 import { libcMallocTrim } from './host/malloc-trim.ts';
 import { libcWaitpid, Pid1Reaper } from './host/pid1-reaper.ts';
 import { runReplay } from './replay/command.ts';
@@ -62,7 +63,7 @@ export async function run(cli: Cli): Promise<Outcome> {
   const load = configLoader(files);
   const configs = loadOrReport(cli, load);
   if (!configs) return { exit: 2 };
-  return startAgent(parsed, configs, reloadSpec(parsed.options, files, load));
+  return startAgent(cli, parsed, configs, reloadSpec(parsed.options, files, load));
 }
 
 /** Bad flags, --help and --version answer without loading any config. */
@@ -111,12 +112,13 @@ function reloadSpec(
 }
 
 async function startAgent(
+  cli: Cli,
   parsed: ParsedOptions,
   configs: LoadedConfig[],
   reload: AgentDeps['reload'],
 ): Promise<Outcome> {
-  const logger = await createLogger();
-  for (const flag of parsed.ignored) logger.warn({ flag }, 'flag accepted for NPD compatibility and ignored');
+  const logger = createLogger({ level: cli.env.LOG_LEVEL, format: parsed.options.logFormat });
+  warnIgnored(logger, parsed.ignored);
   const registry = createRegistry();
   if (process.pid === 1) await startReaper(registry, logger);
   const agent = new Agent({
@@ -127,11 +129,28 @@ async function startAgent(
     registry,
     logger,
     version: VERSION,
+    commit: GIT_COMMIT,
     reload,
     mallocTrim: libcMallocTrim,
   });
-  await agent.start();
+  try {
+    await agent.start();
+  } catch (err) {
+    if (!(err instanceof StartError)) throw err;
+    await agent.stop(0);
+    cli.err(`${err.message}\n`);
+    return { exit: 2 };
+  }
   return { agent, logger, graceMs: parsed.options.shutdownGraceMs };
+}
+
+/** One warning for all of them: a klog args list is a dozen flags, and each is harmless. */
+function warnIgnored(logger: Logger, ignored: readonly string[]): void {
+  if (ignored.length === 0) return;
+  logger.warn(
+    { flags: ignored.map((f) => `--${f}`) },
+    'flags accepted for NPD compatibility and ignored: logs go to stdout as --log-format says, level from LOG_LEVEL',
+  );
 }
 
 /** As PID 1 (no tini in front) the agent must reap the orphans its plugins leave behind. */

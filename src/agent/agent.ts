@@ -10,6 +10,7 @@ import { counter, gauge } from '../core/metrics.ts';
 import type { Condition, Status } from '../core/types.ts';
 import type { MallocTrimResult } from '../host/malloc-trim.ts';
 import { hostPaths } from '../host/paths.ts';
+import { registerBuildInfo } from '../metrics/build-info.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
 import type { MonitorDeps } from '../monitors/deps.ts';
@@ -22,6 +23,7 @@ import { createExporter, type Exporter } from './exporter.ts';
 import { HeapTrimmer } from './heap-trim.ts';
 import type { Options } from './options.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
+import { startErrorOf } from './listen-error.ts';
 import { createSubsystems, type Subsystems } from './subsystems.ts';
 
 export interface AgentDeps {
@@ -32,6 +34,8 @@ export interface AgentDeps {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly version: string;
+  /** The commit the bundle was built from; "unknown" from source. */
+  readonly commit?: string;
   /** Where process_* metrics are read; this process's /proc/self by default. */
   readonly processInfo?: ProcessInfo;
   /** Loads and validates the config files again; throws ConfigError. Enables hot reload. */
@@ -68,6 +72,7 @@ export class Agent {
   async start(): Promise<void> {
     const { clock, registry, logger } = this.deps;
     registerProcessMetrics(registry, this.deps.processInfo);
+    registerBuildInfo(registry, { version: this.deps.version, commit: this.deps.commit ?? 'unknown' });
     this.createMonitors();
     this.subsystems = createSubsystems(this.deps, (c) => this.exporter?.conditions.update(c));
     const exporter = await this.startExporter();
@@ -111,6 +116,7 @@ export class Agent {
       const { issues, aggregated } = checkOwners(next);
       if (issues.length > 0) throw new ConfigError(issues);
       this.running = await applyReload(planReload(this.running, next), this.reloadTarget());
+      this.exporter?.events.declare(this.running.map((r) => r.monitor.source));
       this.detector?.setAggregated(aggregated);
       this.subsystems?.configure(next);
       this.exporter?.setConditionTypes?.(this.ownedTypes(next));
@@ -193,6 +199,7 @@ export class Agent {
       onStartup: (plan) => this.resume(plan),
     });
     this.exporter = exporter;
+    exporter.events.declare(this.running.map((r) => r.monitor.source));
     return exporter;
   }
 
@@ -220,13 +227,17 @@ export class Agent {
     return outlets;
   }
 
-  private listen(): Promise<void> {
+  private async listen(): Promise<void> {
     const { options } = this.deps;
-    return this.servers.listen(
-      this.endpoints(),
-      { address: options.address, port: options.port },
-      { address: options.prometheusAddress, port: options.prometheusPort },
-    );
+    await this.servers
+      .listen(
+        this.endpoints(),
+        { address: options.address, port: options.port },
+        { address: options.prometheusAddress, port: options.prometheusPort },
+      )
+      .catch((err: unknown) => {
+        throw startErrorOf(err);
+      });
   }
 
   private create(loaded: LoadedConfig): Monitor {

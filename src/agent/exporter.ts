@@ -48,7 +48,7 @@ export interface Exporter {
   /** After a reload: the condition types the agent now owns (dropped ones are deleted on the Node). */
   setConditionTypes?(types: readonly string[]): void;
   /** Takes monitor events; they are recorded once the Node UID is known (at once without a cluster). */
-  readonly events: Pick<EventDispatcher, 'dispatch'>;
+  readonly events: Pick<EventDispatcher, 'dispatch' | 'declare'>;
   stop(graceMs: number): Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
-import { counter } from '../core/metrics.ts';
+import { counter, zeroed } from '../core/metrics.ts';
 import type { MallocTrimResult } from '../host/malloc-trim.ts';
 
 /**
@@ -34,6 +34,7 @@ export class HeapTrimmer {
       help: 'malloc_trim calls after start-up and reloads, by result (released, nothing, unavailable).',
       labelNames: ['result'],
     });
+    zeroed(this.calls, { result: 'released' }, { result: 'nothing' }, { result: 'unavailable' });
   }
 
   /** Replaces any trims still pending: a reload right after start-up needs one schedule, not two. */

@@ -1,9 +1,11 @@
 import { SUBSYSTEM_DEFAULTS } from '../conditions/subsystem.ts';
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
+import type { LogFormat } from '../core/logger.ts';
 import { validatePersistConfig } from '../events/persist/config.ts';
 import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
 import { B, D, type FlagReader, I, IGNORED, L, S } from './flag-specs.ts';
 import { checkListen, toDuration, toNumber } from './flag-values.ts';
+import { KLOG_FLAGS } from './klog-flags.ts';
 import { EVENT_SINK_FLAGS, type EventSinkOptions, eventSinkOptions } from './sink-options.ts';
 
 /** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
@@ -40,6 +42,8 @@ export interface Options extends EventSinkOptions {
   /** --diagnostics: serve NodeDiagnostic requests for this node (needs deploy/components/diagnostics). */
   readonly diagnostics: boolean;
   readonly diagnosticsPollMs: number;
+  /** --log-format; undefined picks text on a terminal and JSON otherwise. */
+  readonly logFormat: LogFormat | undefined;
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -99,13 +103,14 @@ export const FLAGS: readonly FlagSpec[] = [
     false,
   ),
   D('diagnostics-poll-period', 'How often NodeDiagnostic requests for this node are listed', '10s'),
+  S(
+    'log-format',
+    'Log format: json (one JSON record a line) or text (one klog-like line); default text on a terminal, json otherwise',
+  ),
   B('version', 'Print the version and exit', false),
   B('help', 'Print this help and exit', false),
   IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
-  IGNORED('v', 'int', 'klog verbosity; use LOG_LEVEL=debug instead'),
-  IGNORED('logtostderr', 'bool', 'klog flag; logs always go to stdout'),
-  IGNORED('alsologtostderr', 'bool', 'klog flag'),
-  IGNORED('vmodule', 'string', 'klog flag'),
+  ...KLOG_FLAGS,
 ];
 
 export interface ParsedOptions {
@@ -173,9 +178,17 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     ...subsystemOptions(f),
     diagnostics: f.get('diagnostics') === 'true',
     diagnosticsPollMs: f.dur('diagnostics-poll-period'),
+    logFormat: logFormat(f),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
   };
+}
+
+function logFormat(f: FlagReader): LogFormat | undefined {
+  const v = f.get('log-format');
+  if (v === 'json' || v === 'text') return v;
+  if (v !== '') f.errors.push(`--log-format must be json or text, not "${v}"`);
+  return undefined;
 }
 
 function subsystemOptions(

@@ -15,6 +15,14 @@ export class SinkError extends Error {
   }
 }
 
+/** A start-up failure the operator fixes by changing a flag: reported as one line, exit 2. */
+export class StartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartError';
+  }
+}
+
 /** An error's message, prefixed with its errno code when the message does not already say it. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) {

@@ -46,6 +46,14 @@ export function counter<L extends string = never>(
   });
 }
 
+/**
+ * Creates each labelled series at 0 as soon as what counts it exists: without a zero sample, increase()
+ * and rate() see nothing of the first increment, so an alert misses a one-off loss.
+ */
+export function zeroed<L extends string>(c: Counter<L>, ...labelSets: Partial<Record<L, string>>[]): void {
+  for (const labels of labelSets) c.inc(labels, 0);
+}
+
 /** `collect` runs at scrape time, for values that are cheapest read when asked for. */
 export function gauge<L extends string = never>(
   registry: Registry,

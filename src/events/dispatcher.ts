@@ -1,5 +1,5 @@
 import type { Counter, Registry } from 'prom-client';
-import { counter } from '../core/metrics.ts';
+import { counter, zeroed } from '../core/metrics.ts';
 import type { ProblemEvent } from '../core/types.ts';
 import { type RecorderMetrics, recorderMetrics } from './record/metrics.ts';
 
@@ -33,6 +33,7 @@ export class EventDispatcher {
   private readonly pending: { source: string; event: ProblemEvent }[] = [];
   private readonly metrics: RecorderMetrics;
   private readonly suppressed: Counter<'source'>;
+  private readonly declared = new Set<string>();
 
   constructor(registry: Registry) {
     this.metrics = recorderMetrics(registry);
@@ -47,7 +48,22 @@ export class EventDispatcher {
   attach(recorders: RecorderSource, options: AttachOptions = {}): void {
     this.recorders = recorders;
     this.options = options;
+    for (const source of this.declared) recorders.recorderFor(source);
     for (const { source, event } of this.pending.splice(0)) this.record(source, event);
+  }
+
+  /**
+   * The monitors' sources, known before any event: their recorders (and every series those count) are
+   * created now, so the first drop or write of each is an increase from 0 that alerts can see.
+   */
+  declare(sources: readonly string[]): void {
+    for (const source of sources) {
+      if (this.declared.has(source)) continue;
+      this.declared.add(source);
+      zeroed(this.suppressed, { source });
+      zeroed(this.metrics.dropped, { point: 'awaiting_node_uid', source, watcher: '' });
+      this.recorders?.recorderFor(source);
+    }
   }
 
   dispatch(source: string, events: readonly ProblemEvent[]): void {

@@ -2,10 +2,10 @@ import type http from 'node:http';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
-import { counter, histogram } from '../core/metrics.ts';
+import { counter, histogram, zeroed } from '../core/metrics.ts';
 import type { ApiConnection } from './connection.ts';
 import { ApiError, parseRetryAfter, statusDetails } from './errors.ts';
-import { CredentialError } from './exec-credential.ts';
+import { CREDENTIAL_FAILURES, CredentialError } from './exec-credential.ts';
 import { createAgent, type RawResponse, send, TimeoutError } from './http.ts';
 import { RateLimiter } from './rate-limiter.ts';
 
@@ -130,6 +130,7 @@ export class KubeClient {
       help: 'Requests that failed for want of credentials (exec plugin timed out, printed too much, exited non-zero, printed no token).',
       labelNames: ['reason'],
     });
+    zeroed(this.credentialFailures, ...CREDENTIAL_FAILURES.map((reason) => ({ reason })));
   }
 
   async getNode(name: string, opts: { resourceVersion?: string } = {}): Promise<NodeSnapshot> {

@@ -10,7 +10,15 @@ export const EXEC_MAX_OUTPUT_BYTES = 1024 * 1024;
 const STDERR_KEPT_BYTES = 4096;
 
 /** Why credentials could not be had; the label of npd_apiserver_credential_failures_total. */
-export type CredentialFailure = 'timeout' | 'output_too_large' | 'exit' | 'start' | 'invalid' | 'error';
+export const CREDENTIAL_FAILURES = [
+  'timeout',
+  'output_too_large',
+  'exit',
+  'start',
+  'invalid',
+  'error',
+] as const;
+export type CredentialFailure = (typeof CREDENTIAL_FAILURES)[number];
 
 export class CredentialError extends Error {
   readonly reason: CredentialFailure;

@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Registry } from 'prom-client';
-import { counter, gauge } from '../core/metrics.ts';
+import { counter, gauge, zeroed } from '../core/metrics.ts';
 import type { CountedReason } from '../core/types.ts';
 
 export interface ProblemUpdate {
@@ -58,7 +58,10 @@ export class ProblemMetrics {
     }[],
   ): void {
     for (const rule of rules) {
-      if (rule.reason.includes('$')) continue;
+      if (rule.reason.includes('$')) {
+        zeroed(this.overflow, { template: rule.reason });
+        continue;
+      }
       this.counter.inc({ reason: rule.reason }, 0);
       if (rule.type === 'permanent' && rule.condition)
         this.gauge.set({ type: rule.condition, reason: rule.reason }, 0);

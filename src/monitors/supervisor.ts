@@ -2,7 +2,7 @@ import type { Gauge, Registry } from 'prom-client';
 import { backoffMs } from '../core/backoff.ts';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
-import { counter, gauge } from '../core/metrics.ts';
+import { counter, gauge, zeroed } from '../core/metrics.ts';
 import type { Status } from '../core/types.ts';
 import type { Monitor } from './monitor.ts';
 
@@ -43,6 +43,7 @@ export class MonitorSupervisor {
       help: 'Monitor start failures; each is retried with backoff.',
       labelNames: ['source'],
     });
+    zeroed(this.failures, ...monitors.map((m) => ({ source: m.source })));
     this.registerHealthGauges(deps.registry);
   }
 
@@ -65,6 +66,7 @@ export class MonitorSupervisor {
   async add(monitor: Monitor): Promise<void> {
     const entry: Entry = { monitor, started: false, failures: 0, downSince: undefined, retry: undefined };
     this.entries.push(entry);
+    zeroed(this.failures, { source: monitor.source });
     await this.startEntry(entry);
   }
 

@@ -40,7 +40,24 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   checkIntervalMs: 1000,
 };
 
-type Listener = 'status' | 'metrics';
+export type Listener = 'status' | 'metrics';
+
+/** A listener that could not bind, with what it tried, so the caller can name the flag to change. */
+export class ListenError extends Error {
+  readonly listener: Listener;
+  readonly address: string;
+  readonly port: number;
+  readonly code: string | undefined;
+
+  constructor(listener: Listener, address: string, port: number, cause: NodeJS.ErrnoException) {
+    super(cause.message);
+    this.name = 'ListenError';
+    this.listener = listener;
+    this.address = address;
+    this.port = port;
+    this.code = cause.code;
+  }
+}
 
 /** NPD's two listeners: status on --port (20256) and metrics on --prometheus-port (20257). */
 export class HttpServers {
@@ -103,9 +120,9 @@ export class HttpServers {
     this.bound(server, () => this.evicted?.inc({ listener }));
     this.servers.push(server);
     return new Promise((resolve, reject) => {
-      server.once('error', (err) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
         this.servers.splice(this.servers.indexOf(server), 1);
-        reject(err);
+        reject(new ListenError(listener, address, port, err));
       });
       server.listen(port, address, () => {
         server.off('error', reject);

@@ -1,10 +1,11 @@
-import type { Registry } from 'prom-client';
-import { counter } from '../core/metrics.ts';
+import type { Counter, Registry } from 'prom-client';
+import { counter, zeroed } from '../core/metrics.ts';
 
 type Inc = { inc(value?: number): void };
 
 /** Why a line that was read did not reach the rules. */
-export type DropReason = 'before_start' | 'empty' | 'oversized' | 'callback_error';
+export const DROP_REASONS = ['before_start', 'empty', 'oversized', 'callback_error'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
 
 /**
  * Counters shared by the journald and filelog sources, labelled by monitor source. Every line read is
@@ -37,6 +38,7 @@ export function logSourceMetrics(registry: Registry, source: string): LogSourceM
     help: 'Log lines read from a journald or filelog source but not delivered to the rules, by reason.',
     labelNames: ['source', 'reason'],
   });
+  zeroed(dropped, ...DROP_REASONS.map((reason) => ({ source, reason })));
   return {
     read: linesRead(registry, source),
     truncated: sourceCounter(
@@ -50,8 +52,15 @@ export function logSourceMetrics(registry: Registry, source: string): LogSourceM
 }
 
 /** A per-source counter with only the `source` label. */
-export function sourceCounter(registry: Registry, source: string, name: string, help: string): Inc {
-  return counter(registry, { name, help, labelNames: ['source'] }).labels({ source });
+export function sourceCounter(
+  registry: Registry,
+  source: string,
+  name: string,
+  help: string,
+): Counter.Internal {
+  const c = counter(registry, { name, help, labelNames: ['source'] });
+  zeroed(c, { source });
+  return c.labels({ source });
 }
 
 const WARN_INTERVAL_MS = 60_000;

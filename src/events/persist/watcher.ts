@@ -3,6 +3,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import { DEFAULT_QUEUE_LENGTH } from '../record/broadcaster.ts';
 import type { ExtraSinkFactory, ExtraWatcher } from '../record/index.ts';
+import { zeroed } from '../../core/metrics.ts';
 import { type RecorderMetrics, recorderMetrics } from '../record/metrics.ts';
 import type { KubeEvent } from '../record/types.ts';
 import { QueueWatcher } from '../record/watcher.ts';
@@ -44,6 +45,7 @@ export function persistWatcher(sink: PersistSink, opts: PersistWatcherOptions): 
   return (broadcaster, source) => {
     const metrics = recorderMetrics(opts.registry);
     const labels = { source, watcher: sink.name };
+    zeroed(metrics.dropped, { point: 'flush', ...labels });
     const queue = new QueueWatcher<KubeEvent>({
       name: sink.name,
       joinedAt: 0,

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../core/logger.ts';
+import { zeroed } from '../../core/metrics.ts';
 import { type DropPoint, type RecorderMetrics, recorderMetrics } from './metrics.ts';
 import { QueueWatcher, type Watcher, type WatchHandler } from './watcher.ts';
 
@@ -42,6 +43,12 @@ export class Broadcaster<T> {
   constructor(opts: BroadcasterOptions) {
     this.opts = opts;
     this.metrics = recorderMetrics(opts.registry);
+    const source = opts.source;
+    zeroed(
+      this.metrics.dropped,
+      { point: 'incoming', source, watcher: '' },
+      { point: 'stopped', source, watcher: '' },
+    );
     this.incomingLength = opts.incomingLength ?? DEFAULT_QUEUE_LENGTH;
     this.watcherQueueLength = opts.watcherQueueLength ?? DEFAULT_QUEUE_LENGTH;
   }
@@ -68,6 +75,9 @@ export class Broadcaster<T> {
       onEnded: () => this.watchers.delete(watcher),
     });
     this.watchers.add(watcher);
+    const source = this.opts.source;
+    zeroed(this.metrics.dropped, { point: 'watcher', source, watcher: name });
+    zeroed(this.metrics.handlerErrors, { source, watcher: name });
     return watcher;
   }
 

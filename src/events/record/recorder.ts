@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
+import { zeroed } from '../../core/metrics.ts';
 import type { Broadcaster } from './broadcaster.ts';
 import { type RecorderMetrics, recorderMetrics } from './metrics.ts';
 import { generateEventName, type NanoSource } from './names.ts';
@@ -41,6 +42,9 @@ export class EventRecorder {
     this.opts = opts;
     this.component = opts.component;
     this.metrics = recorderMetrics(opts.registry);
+    const source = opts.component;
+    zeroed(this.metrics.recorded, { source, type: 'Normal' }, { source, type: 'Warning' });
+    zeroed(this.metrics.dropped, { point: 'invalid_type', source, watcher: '' });
   }
 
   /** Returns whether the event was queued; every refusal is logged and counted. */

@@ -3,6 +3,7 @@ import { RetrySleeper } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
 import { retryAfterMs, SinkError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
+import { zeroed } from '../../core/metrics.ts';
 import type { Broadcaster, Watcher } from './broadcaster.ts';
 import { type CorrelatorOptions, EventCorrelator } from './correlator.ts';
 import { type GiveUpReason, type RecorderMetrics, recorderMetrics } from './metrics.ts';
@@ -63,6 +64,7 @@ export class SinkLoop {
   constructor(opts: SinkLoopOptions) {
     this.opts = opts;
     this.metrics = recorderMetrics(opts.registry);
+    zeroSinkSeries(this.metrics, opts.source);
     this.correlator = new EventCorrelator({ ...opts.correlator, clock: opts.clock });
     this.random = opts.random ?? Math.random;
     this.sleeper = new RetrySleeper(opts.clock);
@@ -72,6 +74,7 @@ export class SinkLoop {
 
   attach(watcher: Watcher): void {
     this.watcher = watcher;
+    zeroed(this.metrics.dropped, { point: 'flush', source: this.opts.source, watcher: watcher.name });
   }
 
   /** The watcher handler: correlate a copy, then write it with retries unless the spam filter skips it. */
@@ -218,4 +221,14 @@ export function startRecordingToSink(
   const loop = new SinkLoop(opts);
   loop.attach(broadcaster.watch(watcherName, (event) => loop.recordToSink(event)));
   return loop;
+}
+
+/** Everything the API sink of one source counts, at 0 from the start. */
+function zeroSinkSeries(m: RecorderMetrics, source: string): void {
+  zeroed(m.written, { source, verb: 'create' }, { source, verb: 'patch' });
+  zeroed(m.retries, { source });
+  zeroed(m.aggregated, { source });
+  zeroed(m.spamFiltered, { source });
+  const reasons: GiveUpReason[] = ['retries_exhausted', 'rejected', 'shutdown'];
+  zeroed(m.givenUp, ...reasons.map((reason) => ({ source, reason })));
 }

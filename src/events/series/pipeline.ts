@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
+import { zeroed } from '../../core/metrics.ts';
 import { recorderMetrics } from '../record/metrics.ts';
 import { monotonicNanos, type NanoSource } from '../record/names.ts';
 import type { EventType } from '../record/types.ts';
@@ -68,6 +69,7 @@ function queueFor(
   let q = sources.get(source);
   if (!q) {
     const recorder = new EventsV1Recorder({ ...opts, source });
+    zeroed(recorderMetrics(opts.registry).dropped, { point: 'watcher', source, watcher: 'events-v1' });
     recorder.start();
     q = { recorder, queue: [], running: false };
     sources.set(source, q);

@@ -2,7 +2,7 @@ import type { Counter, Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { SinkError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import { counter } from '../../core/metrics.ts';
+import { counter, zeroed } from '../../core/metrics.ts';
 import {
   type EventsV1Event,
   type EventsV1Sink,
@@ -64,6 +64,13 @@ export class EventsV1Recorder {
       help: 'events.k8s.io/v1 writes abandoned',
       labelNames: ['source', 'reason'],
     });
+    const source = opts.source;
+    zeroed(this.written, { source, verb: 'create' }, { source, verb: 'patch' });
+    zeroed(this.retries, { source });
+    zeroed(
+      this.givenUp,
+      ...['retries_exhausted', 'rejected', 'shutdown'].map((reason) => ({ source, reason })),
+    );
   }
 
   /** Handles one occurrence; resolves once any write it caused has finished or been abandoned. */

@@ -1,10 +1,10 @@
 import type { Counter, Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
-import { counter } from '../../core/metrics.ts';
 import type { Condition, LogLine, MonitorHealth, Status } from '../../core/types.ts';
 import type { ProblemMetrics } from '../../metrics/problem-metrics.ts';
 import type { LogMonitorConfig } from '../../rules/config.ts';
 import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
+import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
 
@@ -42,8 +42,7 @@ export class SystemLogMonitor implements Monitor {
     this.logSource = logSource;
     this.deps = deps;
     this.engine = new LogRuleEngine(config, deps.clock.now());
-    const bySource = (name: string, help: string) =>
-      counter(deps.registry, { name, help, labelNames: ['source'] }).labels({ source: config.source });
+    const bySource = (name: string, help: string) => sourceCounter(deps.registry, config.source, name, help);
     this.evaluated = bySource('npd_log_lines_evaluated_total', 'Log lines run through the rules.');
     this.skipped = bySource('npd_log_lines_skipped_total', 'Log lines dropped by skipList before matching.');
     this.evalSeconds = bySource(

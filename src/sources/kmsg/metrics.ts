@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { counter } from '../../core/metrics.ts';
+import { counter, zeroed } from '../../core/metrics.ts';
 import { linesMalformed, linesRead, sourceCounter } from '../metrics.ts';
 
 export const SKIP_REASONS = ['before_start', 'duplicate', 'not_kernel', 'empty', 'callback_error'] as const;
@@ -23,6 +23,7 @@ export function createMetrics(registry: Registry, source: string): ReaderMetrics
     help: 'Kernel log records read but not delivered, by reason.',
     labelNames: ['source', 'reason'],
   });
+  zeroed(skipped, ...SKIP_REASONS.map((reason) => ({ source, reason })));
   return {
     read: linesRead(registry, source),
     malformed: linesMalformed(registry, source),

@@ -185,6 +185,41 @@ describe('parseOptions (NPD flags)', () => {
     assert.deepEqual(parse(['--v', '4', '--logtostderr=false']).ignored.length, 2);
     assert.deepEqual(parse(['--exporter.stackdriver=/x.json']).ignored, ['exporter.stackdriver']);
   });
+
+  it("accepts klog v2's whole flag set, single or double dash, and its bools take no argument", () => {
+    const klog = [
+      '--log_dir=/var/log',
+      '--log_file',
+      '/var/log/npd.log',
+      '--log_file_max_size=1800',
+      '--alsologtostderr',
+      '--add_dir_header',
+      '--skip_headers',
+      '--skip_log_headers',
+      '--one_output',
+      '-stderrthreshold=INFO',
+      '--log_backtrace_at=x.go:1',
+      '--legacy_stderr_threshold_behavior=false',
+      '--port=1',
+    ];
+    const { options, errors, ignored, positional } = parse(klog);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(positional, []);
+    assert.equal(options.port, 1);
+    assert.equal(ignored.length, 11);
+    assert.deepEqual(
+      parse(['--log_dirs=/x']).errors,
+      ['unknown flag: --log_dirs'],
+      'a typo is still an error',
+    );
+  });
+
+  it('takes --log-format json or text, and nothing else', () => {
+    assert.equal(parse([]).options.logFormat, undefined);
+    assert.equal(parse(['--log-format=text']).options.logFormat, 'text');
+    assert.equal(parse(['--log-format=json']).options.logFormat, 'json');
+    assert.deepEqual(parse(['--log-format=klog']).errors, ['--log-format must be json or text, not "klog"']);
+  });
   it('rejects ports outside 0-65535 and bind addresses that are not IP addresses, naming the flag', () => {
     const { errors } = parse(['--port=99999', '--prometheus-port=-1', '--address=not-an-ip']);
     assert.deepEqual(errors, [
