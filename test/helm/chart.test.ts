@@ -122,7 +122,9 @@ describe('helm lint and template', { skip }, () => {
     }
     const spec = podSpec(ds(docs));
     assert.equal(spec.hostNetwork, true);
-    const sockets = spec.volumes.filter((v) => ['dbus', 'containerd'].includes(v.name)).map((v) => v.hostPath);
+    const sockets = spec.volumes
+      .filter((v) => ['dbus', 'containerd'].includes(v.name))
+      .map((v) => v.hostPath);
     assert.deepEqual(sockets, [
       { path: '/run/dbus', type: 'DirectoryOrCreate' },
       { path: '/run/containerd', type: 'DirectoryOrCreate' },

@@ -162,7 +162,7 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     timeout: 900_000,
   }, async () => {
     await watchRestarts(node, pod, probesStart + 5 * 60_000);
-    await checkRotation(node, probesStart);
+    await checkRotation(node);
   });
 
   test('a deleted pod is recreated by the DaemonSet and converges', { timeout: 300_000 }, async () => {

@@ -88,6 +88,9 @@ export class Kubelet {
     return this.proc !== undefined && !this.proc.exited;
   }
 
+  /** Epoch ms of the last start: a new kubelet fetches every projected token again. */
+  startedAt = 0;
+
   get pid(): number | undefined {
     return this.running ? this.proc?.pid : undefined;
   }
@@ -95,6 +98,7 @@ export class Kubelet {
   async start(): Promise<void> {
     if (this.running) throw new Error('kubelet is already running');
     this.proc = new ManagedProcess('kubelet', this.layout.argv, this.layout.log);
+    this.startedAt = Date.now();
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
       if (this.proc.exited) {
