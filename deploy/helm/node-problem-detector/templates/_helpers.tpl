@@ -98,13 +98,15 @@ through the agent's config reload. Call with (list $ "suffix" $data).
 {{- define "npd.monitorArgs" -}}
 {{- $m := .Values.monitors }}
 {{- $args := list }}
-{{- range (list (list "system-log-monitor" $m.systemLog) (list "custom-plugin-monitor" $m.customPlugin) (list "system-stats-monitor" $m.systemStats) (list "probe-monitor" $m.probe)) }}
+{{- range (list (list "systemLog" $m.systemLog) (list "customPlugin" $m.customPlugin) (list "systemStats" $m.systemStats) (list "probe" $m.probe)) }}
+{{- $key := index . 0 }}
 {{- $paths := list }}
 {{- range (index . 1) }}
-{{- $paths = append $paths (ternary . (printf "/config/%s" .) (hasPrefix "/" .)) }}
+{{- $paths = append $paths (include "npd.monitorPath" (dict "ctx" $ "key" $key "name" .)) }}
 {{- end }}
+{{- $key = get (dict "systemLog" "system-log-monitor" "customPlugin" "custom-plugin-monitor" "systemStats" "system-stats-monitor" "probe" "probe-monitor") $key }}
 {{- if $paths }}
-{{- $args = append $args (printf "--config.%s=%s" (index . 0) (join "," $paths)) }}
+{{- $args = append $args (printf "--config.%s=%s" $key (join "," $paths)) }}
 {{- end }}
 {{- end }}
 {{- if $args }}
@@ -139,4 +141,51 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end }}
+{{- end }}
+
+{{/* NPD's (and the community chart's) config names with a shipped equivalent under the same reasons. */}}
+{{- define "npd.npdConfigNames" -}}
+kernel-monitor.json: kernel.yaml
+readonly-monitor.json: readonly.yaml
+docker-monitor.json: docker.yaml
+systemd-monitor.json: systemd.yaml
+abrt-adaptor.json: abrt.yaml
+{{- end }}
+
+{{/*
+  A monitors.* entry as the path the agent reads. A name (or /config/<name>) must be a file the chart
+  puts in /config: a shipped one, a customMonitors key, or an NPD name mapped to its shipped equivalent
+  (NOTES says so). Anything else fails the install instead of the pod exiting 2. Other absolute paths
+  are the user's own mounts and pass unchanged.
+*/}}
+{{- define "npd.monitorPath" -}}
+{{- $ctx := .ctx }}
+{{- $name := trimPrefix "/config/" .name }}
+{{- $npd := include "npd.npdConfigNames" . | fromYaml }}
+{{- if hasPrefix "/" $name }}
+{{- $name }}
+{{- else if or ($ctx.Files.Get (printf "files/rules/%s" $name)) ($ctx.Files.Get (printf "files/config/%s" $name)) (hasKey ($ctx.Values.customMonitors | default dict) $name) }}
+{{- printf "/config/%s" $name }}
+{{- else if hasKey $npd $name }}
+{{- printf "/config/%s" (get $npd $name) }}
+{{- else }}
+{{- $shipped := list }}
+{{- range $path, $_ := $ctx.Files.Glob "files/{rules,config}/*.yaml" }}{{ $shipped = append $shipped (base $path) }}{{ end }}
+{{- fail (printf "monitors.%s: %q is not in /config: use a shipped file (%s), an NPD name with an equivalent (%s), a customMonitors key, or an absolute path you mount" .key .name (join ", " (sortAlpha $shipped)) (join ", " (keys $npd | sortAlpha))) }}
+{{- end }}
+{{- end }}
+
+{{/* The monitors.* entries given by an NPD name, "<name> -> <shipped file>", for NOTES. */}}
+{{- define "npd.renamedMonitors" -}}
+{{- $npd := include "npd.npdConfigNames" . | fromYaml }}
+{{- $out := list }}
+{{- range $key, $names := .Values.monitors }}
+{{- range $names }}
+{{- $name := trimPrefix "/config/" . }}
+{{- if and (hasKey $npd $name) (not (hasKey ($.Values.customMonitors | default dict) $name)) }}
+{{- $out = append $out (printf "monitors.%s: %s -> %s" $key . (get $npd $name)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- join "\n" $out }}
 {{- end }}
