@@ -95,6 +95,7 @@ describe('the Helm chart renders what kustomize renders', { skip: skip || kubect
     ['journald', 'journald'],
     ['node-probes', 'nodeProbes'],
     ['gpu', 'gpu'],
+    ['diagnostics', 'diagnostics'],
   ] as const) {
     const absent =
       !existsSync(join(ROOT, 'deploy/components', component)) && `no deploy/components/${component}`;
