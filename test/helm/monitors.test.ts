@@ -3,13 +3,9 @@
 // instead of a pod that exits 2 on a missing file.
 //   node --import tsx --test test/helm/monitors.test.ts
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { parse } from 'yaml';
+import { describe, test } from 'node:test';
 import { agentContainer, one } from '../deploy/support.ts';
-import { CHART, helmTemplate, helmTemplateResult, helmWithValues, toolsOrSkip } from './support.ts';
+import { helmTemplate, helmTemplateResult, renderNotes, toolsOrSkip } from './support.ts';
 
 const { tools, skip } = await toolsOrSkip();
 
@@ -52,20 +48,7 @@ describe('monitors.* file names', { skip }, () => {
   });
 
   describe('NOTES', () => {
-    // helm template leaves NOTES.txt out; a copy of the chart renders it into a YAML string.
-    const dir = mkdtempSync(join(tmpdir(), 'npd-notes-'));
-    const chart = join(dir, 'chart');
-    cpSync(CHART, chart, { recursive: true });
-    const text = readFileSync(join(chart, 'templates/NOTES.txt'), 'utf8');
-    const wrapped = `{{- define "npd.testNotes" -}}\n${text}\n{{- end }}\nnotes: {{ include "npd.testNotes" . | toJson }}\n`;
-    writeFileSync(join(chart, 'templates/notes.yaml'), wrapped);
-    after(() => rmSync(dir, { recursive: true, force: true }));
-    const notes = async (values: object) => {
-      const args = ['template', 'x', chart, '--show-only', 'templates/notes.yaml'];
-      const r = await helmWithValues(tools!, args, values);
-      assert.equal(r.code, 0, r.stderr);
-      return (parse(r.stdout) as { notes: string }).notes;
-    };
+    const notes = (values: object) => renderNotes(tools!, values);
 
     test('warn about each NPD name used, and only then', async () => {
       const out = await notes({ monitors: { systemLog: ['kernel-monitor.json', 'hardware.yaml'] } });

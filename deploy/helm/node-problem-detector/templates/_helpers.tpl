@@ -189,3 +189,70 @@ abrt-adaptor.json: abrt.yaml
 {{- end }}
 {{- join "\n" $out }}
 {{- end }}
+
+{{/*
+  The community chart's value keys, mapped once onto this chart's (every template that reads them
+  includes this first; the marker keeps the mapping from running twice on the shared values), and
+  each recorded for the deprecation list in NOTES. Keys with no equivalent are accepted and noted.
+*/}}
+{{- define "npd.compat" -}}
+{{- $v := .Values }}
+{{- if not (hasKey $v "npdCompatNotes") }}
+{{- $notes := list }}
+{{- $s := $v.settings | default dict }}
+{{- if $s.log_monitors }}
+{{- $_ := set $v.monitors "systemLog" $s.log_monitors }}
+{{- $notes = append $notes "settings.log_monitors -> monitors.systemLog" }}
+{{- end }}
+{{- if $s.custom_plugin_monitors }}
+{{- $_ := set $v.monitors "customPlugin" $s.custom_plugin_monitors }}
+{{- $notes = append $notes "settings.custom_plugin_monitors -> monitors.customPlugin" }}
+{{- end }}
+{{- if $s.extraArgs }}
+{{- $_ := set $v "extraArgs" (concat $v.extraArgs $s.extraArgs) }}
+{{- $notes = append $notes "settings.extraArgs -> extraArgs" }}
+{{- end }}
+{{- if $s.heartBeatPeriod }}
+{{- $_ := set $v "extraArgs" (append $v.extraArgs (printf "--k8s-exporter-heartbeat-period=%s" $s.heartBeatPeriod)) }}
+{{- $notes = append $notes "settings.heartBeatPeriod -> extraArgs: [--k8s-exporter-heartbeat-period=...]" }}
+{{- end }}
+{{- if hasKey $s "prometheus_port" }}
+{{- $_ := set $v.ports "metrics" $s.prometheus_port }}
+{{- $notes = append $notes "settings.prometheus_port -> ports.metrics" }}
+{{- end }}
+{{- if hasKey $s "prometheus_address" }}
+{{- $notes = append $notes "settings.prometheus_address: ignored (the chart binds the pod IP, or the node IP with the host network)" }}
+{{- end }}
+{{- if hasKey $v.metrics "enabled" }}
+{{- $_ := set $v.metrics.service "enabled" (or $v.metrics.service.enabled $v.metrics.enabled) }}
+{{- $notes = append $notes "metrics.enabled -> metrics.service.enabled" }}
+{{- end }}
+{{- if $v.env }}
+{{- $_ := set $v "extraEnv" (concat $v.extraEnv $v.env) }}
+{{- $notes = append $notes "env -> extraEnv" }}
+{{- end }}
+{{- if $v.labels }}
+{{- $_ := set $v "podLabels" (merge (deepCopy $v.podLabels) $v.labels) }}
+{{- $notes = append $notes "labels -> podLabels" }}
+{{- end }}
+{{- if $v.annotations }}
+{{- $_ := set $v "podAnnotations" (merge (deepCopy $v.podAnnotations) $v.annotations) }}
+{{- $notes = append $notes "annotations -> podAnnotations" }}
+{{- end }}
+{{- if and $v.securityContext (hasKey $v.securityContext "privileged") }}
+{{- $_ := set $v "privileged" $v.securityContext.privileged }}
+{{- $notes = append $notes "securityContext.privileged -> privileged (the rest of the securityContext is fixed)" }}
+{{- end }}
+{{- if kindIs "string" $v.updateStrategy }}
+{{- $_ := set $v "updateStrategy" (dict "type" $v.updateStrategy) }}
+{{- $notes = append $notes "updateStrategy: <type> -> updateStrategy.type" }}
+{{- end }}
+{{- if hasKey $v "logDir" }}
+{{- $notes = append $notes "logDir: ignored (the host's /var/log is at /host/var/log)" }}
+{{- end }}
+{{- if hasKey $v "hostPID" }}
+{{- $notes = append $notes "hostPID: ignored (the agent needs no host PID namespace)" }}
+{{- end }}
+{{- $_ := set $v "npdCompatNotes" $notes }}
+{{- end }}
+{{- end }}
