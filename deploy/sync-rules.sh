@@ -3,7 +3,8 @@
 # - rules/*.yaml -> deploy/base/rules/ (+ its kustomization, whose configMapGenerator turns them into
 #   the ConfigMap the DaemonSet mounts at /config) and -> the Helm chart's files/rules/;
 # - deploy/base/config/*.yaml -> the chart's files/config/;
-# - deploy/components/metrics/prometheusrule.yaml and dashboard/*.json -> the chart's files/metrics/.
+# - deploy/components/metrics/prometheusrule.yaml and dashboard/*.json -> the chart's files/metrics/;
+# - deploy/components/diagnostics/crd.yaml -> the chart's files/diagnostics/.
 # kustomize and Helm cannot read files outside their roots, hence the copies. Run it after any change
 # in those sources; test/deploy/manifests-config.test.ts and test/helm/agreement.test.ts fail while
 # the copies differ.
@@ -63,12 +64,14 @@ mirror "$repo/rules" '*.yaml' "$repo/deploy/base/rules" kustomization.yaml
 mirror "$repo/rules" '*.yaml' "$chart/rules"
 mirror "$repo/deploy/base/config" '*.yaml' "$chart/config"
 mkdir -p "$chart/metrics"
-for pair in "components/metrics/prometheusrule.yaml" "components/metrics/dashboard/node-problem-detector.json"; do
-  f="$repo/deploy/$pair"
+mkdir -p "$chart/diagnostics"
+for pair in "components/metrics/prometheusrule.yaml:metrics" "components/metrics/dashboard/node-problem-detector.json:metrics" \
+  "components/diagnostics/crd.yaml:diagnostics"; do
+  f="$repo/deploy/${pair%%:*}" dst="$chart/${pair##*:}"
   if [ $check -eq 1 ]; then
-    cmp -s "$f" "$chart/metrics/$(basename "$f")" || { echo "stale: chart files/metrics/$(basename "$f")" >&2; stale=1; }
+    cmp -s "$f" "$dst/$(basename "$f")" || { echo "stale: chart files/${pair##*:}/$(basename "$f")" >&2; stale=1; }
   else
-    cp "$f" "$chart/metrics/"
+    cp "$f" "$dst/"
   fi
 done
 

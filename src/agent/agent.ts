@@ -24,6 +24,8 @@ import { HeapTrimmer } from './heap-trim.ts';
 import type { Options } from './options.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
 import { startErrorOf } from './listen-error.ts';
+import { readiness } from './readiness.ts';
+import { logStartupSummary } from './startup-summary.ts';
 import { createSubsystems, type Subsystems } from './subsystems.ts';
 
 export interface AgentDeps {
@@ -86,14 +88,18 @@ export class Agent {
     await this.supervisor.start((status, from) => detector.onStatus(status, from));
     this.watchConfig();
     this.trimHeap();
-    logger.info(
-      {
-        mode: exporter.mode,
-        monitors: this.running.map((r) => r.monitor.source),
-        node: this.deps.options.nodeName,
-      },
-      'agent started',
-    );
+    const o = this.deps.options;
+    logStartupSummary(logger, {
+      version: this.deps.version,
+      mode: exporter.mode,
+      node: o.nodeName,
+      monitors: this.running.map((r) => r.monitor.source),
+      conditions: detector.conditions(),
+      listen: [
+        { name: 'status', address: o.address, port: o.port },
+        { name: 'metrics', address: o.prometheusAddress, port: o.prometheusPort },
+      ],
+    });
   }
 
   async stop(graceMs: number): Promise<void> {
@@ -263,10 +269,7 @@ export class Agent {
     return {
       registry: this.deps.registry,
       health: () => this.supervisor?.liveness() ?? { ok: false, detail: 'starting\n' },
-      ready: () => {
-        const synced = this.exporter?.conditions.synced() ?? false;
-        return { ok: synced, detail: synced ? 'node sync ok\n' : 'node conditions not synced\n' };
-      },
+      ready: () => readiness(this.exporter, this.deps.options.updateNodeConditions),
       conditions: () => this.exporter?.conditions.conditions() ?? [],
     };
   }

@@ -35,8 +35,9 @@ export class ProblemDetector {
 
   constructor(opts: ProblemDetectorOptions) {
     this.outlets = opts.outlets;
-    this.changes = new ConditionChangeLog((c) =>
-      opts.logger.info(
+    // A condition's first report is in the start-up summary unless it is True; changes are logged.
+    this.changes = new ConditionChangeLog((c, first) =>
+      opts.logger[first && c.status !== 'True' ? 'debug' : 'info'](
         {
           source: this.owner.get(c.type),
           condition: c.type,
@@ -67,6 +68,11 @@ export class ProblemDetector {
     }
     for (const outlet of this.outlets.events) outlet(status.source, status.events);
     for (const outlet of this.outlets.statuses ?? []) outlet(status, monitor);
+  }
+
+  /** The last condition of each type. */
+  conditions(): IterableIterator<Condition> {
+    return this.changes.conditions();
   }
 
   /** The last conditions the monitor with this source reported. */

@@ -6,15 +6,16 @@ import type { Condition } from '../core/types.ts';
  */
 export class ConditionChangeLog {
   private readonly last = new Map<string, Condition>();
-  private readonly onChange: (c: Condition) => void;
+  private readonly onChange: (c: Condition, first: boolean) => void;
 
-  constructor(onChange: (c: Condition) => void) {
+  /** `first` is true for a type's first report. */
+  constructor(onChange: (c: Condition, first: boolean) => void) {
     this.onChange = onChange;
   }
 
   record(c: Condition): void {
     const prev = this.last.get(c.type);
-    if (!prev || prev.status !== c.status || prev.reason !== c.reason) this.onChange(c);
+    if (!prev || prev.status !== c.status || prev.reason !== c.reason) this.onChange(c, !prev);
     this.last.set(c.type, c);
   }
 

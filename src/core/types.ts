@@ -78,4 +78,6 @@ export interface MonitorHealth {
   readonly healthy: boolean;
   /** Why it is not healthy, for logs and /healthz bodies. */
   readonly detail?: string;
+  /** When it stopped being healthy (agent clock, ms), if the monitor knows; /healthz counts from it. */
+  readonly since?: number;
 }

@@ -3,11 +3,17 @@ import { backoffMs } from '../core/backoff.ts';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge, zeroed } from '../core/metrics.ts';
-import type { Status } from '../core/types.ts';
+import type { MonitorHealth, Status } from '../core/types.ts';
 import type { Monitor } from './monitor.ts';
 
 const BACKOFF_INITIAL_MS = 1000;
 const BACKOFF_MAX_MS = 60_000;
+/**
+ * How often health is read without a /healthz request, so a monitor's down time is measured from its
+ * failure (to within this) and not from the first probe after it. A monitor that reports `since` is
+ * measured from exactly then.
+ */
+const HEALTH_SAMPLE_MS = 5000;
 
 interface Entry {
   readonly monitor: Monitor;
@@ -27,6 +33,7 @@ export class MonitorSupervisor {
   private readonly logger: Logger;
   private readonly failures;
   private emit: (s: Status, from: Monitor) => void = () => {};
+  private sampler: TimerHandle | undefined;
 
   constructor(monitors: readonly Monitor[], deps: { clock: Clock; logger: Logger; registry: Registry }) {
     this.clock = deps.clock;
@@ -51,9 +58,12 @@ export class MonitorSupervisor {
   async start(emit: (s: Status, from: Monitor) => void): Promise<void> {
     this.emit = emit;
     await Promise.all(this.entries.map((e) => this.startEntry(e)));
+    this.sample();
   }
 
   async stop(): Promise<void> {
+    this.sampler?.cancel();
+    this.sampler = undefined;
     for (const e of this.entries) e.retry?.cancel();
     await Promise.all(this.entries.map((e) => e.monitor.stop().catch(() => undefined)));
   }
@@ -85,16 +95,28 @@ export class MonitorSupervisor {
     const lines: string[] = [];
     let ok = true;
     for (const e of this.entries) {
-      const h = e.started ? e.monitor.health() : { up: false, healthy: false, detail: 'not started' };
-      const down = !h.up || !h.healthy;
-      if (!down) e.downSince = undefined;
-      else e.downSince ??= now;
+      const h = this.observe(e, now);
+      const down = e.downSince !== undefined;
       const dead = down && now - (e.downSince ?? now) > BACKOFF_MAX_MS;
       if (dead) ok = false;
       const state = dead ? 'dead' : h.healthy ? 'healthy' : h.up ? 'degraded' : 'restarting';
       lines.push(`${e.monitor.source}: ${state}${h.detail ? ` (${h.detail})` : ''}`);
     }
     return { ok, detail: `${lines.join('\n')}\n` };
+  }
+
+  private sample(): void {
+    const now = this.clock.now();
+    for (const e of this.entries) this.observe(e, now);
+    this.sampler = this.clock.setTimeout(() => this.sample(), HEALTH_SAMPLE_MS);
+  }
+
+  /** Reads a monitor's health and keeps when it went down: its own `since`, else when first seen down. */
+  private observe(e: Entry, now: number): MonitorHealth {
+    const h = e.started ? e.monitor.health() : { up: false, healthy: false, detail: 'not started' };
+    if (h.up && h.healthy) e.downSince = undefined;
+    else e.downSince = Math.min(e.downSince ?? now, h.since ?? now);
+    return h;
   }
 
   private async startEntry(e: Entry): Promise<void> {

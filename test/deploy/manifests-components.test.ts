@@ -11,14 +11,17 @@ import {
   configMapData,
   type Doc,
   kubectlSkip as skip,
+  kubeletArgs,
   kustomizeWith,
   one,
   podSpec,
   renderBase,
 } from './support.ts';
 
+const NODE = { 'spec.nodeName': 'n1', 'status.hostIP': '10.0.0.5' };
+
 function monitors(docs: Doc[]): { systemLog: string[]; probe: string[] } {
-  const parsed = parseOptions(agentContainer(one(docs, 'DaemonSet')).args, {}, 'host');
+  const parsed = parseOptions(kubeletArgs(agentContainer(one(docs, 'DaemonSet')), NODE), {}, 'host');
   assert.deepEqual(parsed.errors, []);
   return { systemLog: [...parsed.options.systemLogMonitors], probe: [...parsed.options.probeMonitors] };
 }
@@ -53,6 +56,12 @@ describe('deploy/components: monitor components', { skip }, () => {
     assert.equal(spec.hostNetwork, true, 'kubelet /healthz listens on the node loopback');
     assert.equal(spec.dnsPolicy, 'ClusterFirstWithHostNet');
     const c = agentContainer(ds);
+    // In the node's network namespace 0.0.0.0 is every node address: both listeners bind the node IP.
+    const o = parseOptions(kubeletArgs(c, NODE), {}, 'host').options;
+    assert.deepEqual([o.address, o.prometheusAddress], ['10.0.0.5', '10.0.0.5']);
+    assert.ok(!c.args.some((a) => a.includes('0.0.0.0')), c.args.join(' '));
+    const base = parseOptions(kubeletArgs(agentContainer(one(renderBase(), 'DaemonSet')), NODE), {}, 'host');
+    assert.equal(base.options.address, '0.0.0.0', 'control: the pod-network base binds its pod IP');
     // The folders, not the socket files: a restarted containerd or dbus-daemon makes a new socket, which
     // a bind mount of the old file never sees (test/node: the CRI probe stayed failed after a restart).
     for (const path of ['/run/dbus', '/run/containerd']) {

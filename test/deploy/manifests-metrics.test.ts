@@ -71,7 +71,7 @@ describe('deploy/ kustomize: metrics component', { skip }, () => {
     const alerts = groups.flatMap((g) => g.rules);
     const used = new Set<string>();
     for (const a of alerts) {
-      assert.match(a.alert, /^[A-Z][A-Za-z]+$/);
+      assert.match(a.alert, /^[A-Z][A-Za-z0-9]+$/);
       assert.ok(['info', 'warning', 'critical'].includes(a.labels.severity as string), `${a.alert} severity`);
       for (const m of a.expr.matchAll(/\b((?:npd|problem)_[a-z0-9_]+)\b/g)) {
         assert.ok(known.has(m[1]!), `${a.alert}: ${m[1]} is not a metric registered in src/`);

@@ -102,6 +102,22 @@ export interface Container {
   securityContext: Obj;
   volumeMounts: Mount[];
 }
+/**
+ * The args as kubelet runs them: each `$(NAME)` of a variable the container's env defines is expanded,
+ * downward API fields (`valueFrom.fieldRef`) taking their value from `fields`; others stay as written.
+ */
+export function kubeletArgs(c: Container, fields: Readonly<Record<string, string>>): string[] {
+  const env = new Map<string, string>();
+  for (const e of c.env) {
+    const path = (e.valueFrom?.fieldRef as { fieldPath?: string } | undefined)?.fieldPath;
+    const value = e.value ?? (path === undefined ? undefined : fields[path]);
+    if (value !== undefined) env.set(e.name, value);
+  }
+  return c.args.map((a) =>
+    a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, name: string) => env.get(name) ?? m),
+  );
+}
+
 export interface PodSpec {
   containers: Container[];
   volumes: Volume[];

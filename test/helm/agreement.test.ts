@@ -2,6 +2,7 @@
 // of deploy/base (+ the metrics and taint components for the matching values), compared as parsed
 // objects. What may differ, and nothing else:
 // - Helm's bookkeeping labels (helm.sh/chart, managed-by, version, instance), which kustomize lacks;
+// - `helm test` pods (hooks), which kustomize has no counterpart for;
 // - the content hash of a generated ConfigMap's name (kustomize's and the chart's hash differ; both
 //   change with the content, which manifests-config.test.ts and this file's copies check).
 // The chart reads rules/, deploy/base/config/ and the metrics component through copies in its files/
@@ -26,7 +27,8 @@ const HELM_ONLY_LABELS = new Set([
 const HASHED = /^(.*)-[a-z0-9]{10}$/;
 
 /** Strips what may differ (see the header), then sorts by kind, namespace and name. */
-export function normalise(docs: readonly Doc[]): Doc[] {
+export function normalise(all: readonly Doc[]): Doc[] {
+  const docs = all.filter((d) => !isHook(d));
   const renames = new Map<string, string>();
   for (const d of docs) {
     const m = d.kind === 'ConfigMap' ? HASHED.exec(d.metadata.name) : null;
@@ -46,6 +48,12 @@ export function normalise(docs: readonly Doc[]): Doc[] {
   };
   const key = (d: Doc) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`;
   return docs.map((d) => walk(d) as Doc).sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+/** `helm test` and other hooks are Helm's alone: kustomize has no counterpart. */
+function isHook(d: Doc): boolean {
+  const annotations = (d.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+  return 'helm.sh/hook' in annotations;
 }
 
 function assertSameObjects(chart: readonly Doc[], kustomize: readonly Doc[]): void {
@@ -87,6 +95,7 @@ describe('the Helm chart renders what kustomize renders', { skip: skip || kubect
     ['journald', 'journald'],
     ['node-probes', 'nodeProbes'],
     ['gpu', 'gpu'],
+    ['diagnostics', 'diagnostics'],
   ] as const) {
     const absent =
       !existsSync(join(ROOT, 'deploy/components', component)) && `no deploy/components/${component}`;

@@ -122,6 +122,13 @@ describe('helm lint and template', { skip }, () => {
     }
     const spec = podSpec(ds(docs));
     assert.equal(spec.hostNetwork, true);
+    assert.ok(
+      a.includes('--address=$(HOST_IP)') && a.includes('--prometheus-address=$(HOST_IP)'),
+      a.join(' '),
+    );
+    assert.ok(!a.some((x) => x.includes('0.0.0.0')), 'no listener on every node address');
+    const hostIp = agentContainer(ds(docs)).env.find((e) => e.name === 'HOST_IP');
+    assert.deepEqual(hostIp?.valueFrom, { fieldRef: { fieldPath: 'status.hostIP' } });
     const sockets = spec.volumes
       .filter((v) => ['dbus', 'containerd'].includes(v.name))
       .map((v) => v.hostPath);

@@ -2,7 +2,7 @@
 // chart in deploy/helm/node-problem-detector, and reading what it renders.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -90,6 +90,30 @@ export async function helmTemplate(tools: GoTools, values: object = {}): Promise
       return d.toJS() as Doc | null;
     })
     .filter((d): d is Doc => d !== null);
+}
+
+/**
+ * NOTES.txt as `helm install` would print it for `values`: helm template leaves NOTES out, so a copy
+ * of the chart renders it into a YAML string.
+ */
+export async function renderNotes(tools: GoTools, values: object): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'npd-notes-'));
+  try {
+    const chart = join(dir, 'chart');
+    cpSync(CHART, chart, { recursive: true });
+    const text = readFileSync(join(chart, 'templates/NOTES.txt'), 'utf8');
+    const wrapped = `{{- define "npd.testNotes" -}}\n${text}\n{{- end }}\nnotes: {{ include "npd.testNotes" . | toJson }}\n`;
+    writeFileSync(join(chart, 'templates/notes.yaml'), wrapped);
+    const r = await helmWithValues(
+      tools,
+      ['template', 'x', chart, '--show-only', 'templates/notes.yaml'],
+      values,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    return (parse(r.stdout) as { notes: string }).notes;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Every value set the tests render: the defaults, and each group of values a user changes. */

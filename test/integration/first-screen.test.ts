@@ -40,6 +40,39 @@ describe('first screen', () => {
     ]);
   });
 
+  it('standalone /readyz says there is nothing to sync', async () => {
+    const agent = await startAgent(standalone);
+    try {
+      const res = await fetch(`${agent.statusUrl}/readyz`);
+      assert.equal(res.status, 200);
+      assert.equal(await res.text(), 'ok\nstandalone: nothing to sync\n');
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it('the first screen is one summary line, then only conditions that are True or change', async () => {
+    const agent = await startAgent(standalone, { LOG_LEVEL: 'info' });
+    await agent.stop();
+    const recs = records(agent.output());
+    const started = recs.filter((r) => String(r.msg).startsWith('agent started'));
+    assert.equal(started.length, 1, agent.output());
+    const summary = started[0] as Record<string, unknown>;
+    assert.deepEqual(summary.monitors, ['kernel-monitor', 'readonly-monitor', 'probe-monitor']);
+    assert.ok(Number(summary.conditions) >= 5, String(summary.conditions));
+    const listen = summary.listen as string[];
+    assert.deepEqual(listen, [
+      `status=${new URL(agent.statusUrl).host}`,
+      `metrics=${new URL(agent.metricsUrl).host}`,
+    ]);
+    const conditionLines = recs.filter((r) => r.msg === 'condition');
+    assert.ok(
+      conditionLines.every((r) => r.status === 'True'),
+      'no line per healthy condition',
+    );
+    assert.equal(conditionLines.length, (summary.problems as string[]).length);
+  });
+
   it('--log-format=text writes one klog-like line per record', async () => {
     const agent = await startAgent([...standalone, '--log-format=text']);
     await agent.stop();

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { backoffMs } from '../../core/backoff.ts';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
+import { unhealthy } from '../../core/health.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
 import { type KmsgDevice, nodeKmsgDevice } from '../../host/kmsg-snapshot.ts';
 import { bootTimeMs, readUptimeMs, startTime, type TextFileReader } from '../start-time.ts';
@@ -61,6 +62,7 @@ export class KmsgReader {
   private cancelWait: (() => void) | undefined;
   private running = false;
   private healthy = false;
+  private failedAt: number | undefined;
   private detail = 'not started';
   private bootTime: number | undefined;
   private startAt = 0;
@@ -100,7 +102,7 @@ export class KmsgReader {
 
   health(): MonitorHealth {
     if (this.running && this.healthy) return { up: true, healthy: true };
-    return { up: this.running, healthy: false, detail: this.detail };
+    return unhealthy(this.running, this.detail, this.failedAt);
   }
 
   private open(): boolean {
@@ -118,6 +120,7 @@ export class KmsgReader {
       return this.fail(`open ${this.path}`, e, kmsgAccessHint(this.path, e));
     }
     this.healthy = true;
+    this.failedAt = undefined;
     return true;
   }
 
@@ -155,10 +158,7 @@ export class KmsgReader {
     else this.schedule(step.next.timerMs);
   }
 
-  /**
-   * An idle reader sleeps in poll(2) until the kernel logs again, then drains a moment later so that a
-   * burst is read in one batch; without poll it looks again after `idleMs`.
-   */
+  /** Sleeps in poll(2) until the kernel logs, then drains a moment later (one batch a burst), or `idleMs`. */
   private awaitRecords(fd: number, idleMs: number): void {
     this.schedule(undefined);
     this.cancelWait = this.device.waitReadable?.(fd, () => {
@@ -263,6 +263,7 @@ export class KmsgReader {
   private fail(what: string, err: Error, hint?: string): false {
     this.closeFd();
     this.healthy = false;
+    this.failedAt ??= this.opts.clock.now();
     if (hint && this.detail !== hint) this.opts.logger.error({ err: err.message }, hint);
     this.detail = hint ?? `${what}: ${err.message}`;
     this.metrics.restarts.inc();

@@ -73,17 +73,25 @@ describe('ProblemDetector', () => {
     );
   });
 
-  it('logs a condition once per change of status or reason', () => {
+  it('logs a condition once per change of status or reason; a first report only when True', () => {
     const h = setup();
     const status = (c: Condition) => ({ source: 'kernel', conditions: [c], events: [] });
     h.detector.onStatus(status(cond('X', 'False', 'OK')), MONITOR);
     h.detector.onStatus(status(cond('X', 'False', 'OK')), MONITOR);
     h.detector.onStatus(status(cond('X', 'True', 'Bad')), MONITOR);
+    h.detector.onStatus(status(cond('Y', 'True', 'BadFromTheStart')), MONITOR);
     assert.deepEqual(
       h.logged.filter((l) => l.msg === 'condition').map((l) => [l.status, l.reason]),
       [
-        ['False', 'OK'],
         ['True', 'Bad'],
+        ['True', 'BadFromTheStart'],
+      ],
+    );
+    assert.deepEqual(
+      [...h.detector.conditions()].map((c) => [c.type, c.status]),
+      [
+        ['X', 'True'],
+        ['Y', 'True'],
       ],
     );
   });

@@ -88,6 +88,7 @@ describe('MonitorSupervisor', () => {
     assert.equal(await value(registry, 'npd_monitor_failures_total', 'kernel-monitor'), 4);
     assert.equal(await value(registry, 'npd_monitor_failures_total', 'ok'), 0, 'at 0 from the start');
     assert.deepEqual(monitors[1]?.startedAt, [0]);
+    await supervisor.stop();
     assert.equal(clock.pendingTimers(), 0);
   });
 
@@ -148,6 +149,29 @@ describe('MonitorSupervisor', () => {
     await supervisor.start(() => {});
     await advance(clock, 61_000);
     assert.equal(supervisor.liveness().ok, false);
+  });
+
+  it('a running monitor that turns unhealthy is dead 60 s after the failure, with no probe between', async () => {
+    const { clock, monitors, supervisor } = setup((c) => [new FakeMonitor('m', c)]);
+    await supervisor.start(() => {});
+    await advance(clock, 10_000);
+    (monitors[0] as FakeMonitor).health_ = { up: true, healthy: false, detail: 'read error' };
+    await advance(clock, 66_000);
+    assert.deepEqual(supervisor.liveness(), { ok: false, detail: 'm: dead (read error)\n' });
+    await supervisor.stop();
+  });
+
+  it("counts from the monitor's own `since` when it reports one", async () => {
+    const { clock, monitors, supervisor } = setup((c) => [new FakeMonitor('m', c)]);
+    await supervisor.start(() => {});
+    await advance(clock, 30_000);
+    (monitors[0] as FakeMonitor).health_ = { up: false, healthy: false, since: 1_000 };
+    assert.equal(supervisor.liveness().ok, true, 'down 29 s');
+    clock.advance(31_000);
+    assert.equal(supervisor.liveness().ok, true, 'down exactly 60 s');
+    clock.advance(1);
+    assert.equal(supervisor.liveness().ok, false, 'down 60 s + 1 ms since its failure at 1 s');
+    await supervisor.stop();
   });
 
   it('samples npd_monitor_up and npd_monitor_healthy at scrape time', async () => {

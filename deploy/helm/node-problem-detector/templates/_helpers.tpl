@@ -98,13 +98,15 @@ through the agent's config reload. Call with (list $ "suffix" $data).
 {{- define "npd.monitorArgs" -}}
 {{- $m := .Values.monitors }}
 {{- $args := list }}
-{{- range (list (list "system-log-monitor" $m.systemLog) (list "custom-plugin-monitor" $m.customPlugin) (list "system-stats-monitor" $m.systemStats) (list "probe-monitor" $m.probe)) }}
+{{- range (list (list "systemLog" $m.systemLog) (list "customPlugin" $m.customPlugin) (list "systemStats" $m.systemStats) (list "probe" $m.probe)) }}
+{{- $key := index . 0 }}
 {{- $paths := list }}
 {{- range (index . 1) }}
-{{- $paths = append $paths (ternary . (printf "/config/%s" .) (hasPrefix "/" .)) }}
+{{- $paths = append $paths (include "npd.monitorPath" (dict "ctx" $ "key" $key "name" .)) }}
 {{- end }}
+{{- $key = get (dict "systemLog" "system-log-monitor" "customPlugin" "custom-plugin-monitor" "systemStats" "system-stats-monitor" "probe" "probe-monitor") $key }}
 {{- if $paths }}
-{{- $args = append $args (printf "--config.%s=%s" (index . 0) (join "," $paths)) }}
+{{- $args = append $args (printf "--config.%s=%s" $key (join "," $paths)) }}
 {{- end }}
 {{- end }}
 {{- if $args }}
@@ -138,5 +140,119 @@ capabilities:
   add: [SYSLOG]
 seccompProfile:
   type: RuntimeDefault
+{{- end }}
+{{- end }}
+
+{{/* NPD's (and the community chart's) config names with a shipped equivalent under the same reasons. */}}
+{{- define "npd.npdConfigNames" -}}
+kernel-monitor.json: kernel.yaml
+readonly-monitor.json: readonly.yaml
+docker-monitor.json: docker.yaml
+systemd-monitor.json: systemd.yaml
+abrt-adaptor.json: abrt.yaml
+{{- end }}
+
+{{/*
+  A monitors.* entry as the path the agent reads. A name (or /config/<name>) must be a file the chart
+  puts in /config: a shipped one, a customMonitors key, or an NPD name mapped to its shipped equivalent
+  (NOTES says so). Anything else fails the install instead of the pod exiting 2. Other absolute paths
+  are the user's own mounts and pass unchanged.
+*/}}
+{{- define "npd.monitorPath" -}}
+{{- $ctx := .ctx }}
+{{- $name := trimPrefix "/config/" .name }}
+{{- $npd := include "npd.npdConfigNames" . | fromYaml }}
+{{- if hasPrefix "/" $name }}
+{{- $name }}
+{{- else if or ($ctx.Files.Get (printf "files/rules/%s" $name)) ($ctx.Files.Get (printf "files/config/%s" $name)) (hasKey ($ctx.Values.customMonitors | default dict) $name) }}
+{{- printf "/config/%s" $name }}
+{{- else if hasKey $npd $name }}
+{{- printf "/config/%s" (get $npd $name) }}
+{{- else }}
+{{- $shipped := list }}
+{{- range $path, $_ := $ctx.Files.Glob "files/{rules,config}/*.yaml" }}{{ $shipped = append $shipped (base $path) }}{{ end }}
+{{- fail (printf "monitors.%s: %q is not in /config: use a shipped file (%s), an NPD name with an equivalent (%s), a customMonitors key, or an absolute path you mount" .key .name (join ", " (sortAlpha $shipped)) (join ", " (keys $npd | sortAlpha))) }}
+{{- end }}
+{{- end }}
+
+{{/* The monitors.* entries given by an NPD name, "<name> -> <shipped file>", for NOTES. */}}
+{{- define "npd.renamedMonitors" -}}
+{{- $npd := include "npd.npdConfigNames" . | fromYaml }}
+{{- $out := list }}
+{{- range $key, $names := .Values.monitors }}
+{{- range $names }}
+{{- $name := trimPrefix "/config/" . }}
+{{- if and (hasKey $npd $name) (not (hasKey ($.Values.customMonitors | default dict) $name)) }}
+{{- $out = append $out (printf "monitors.%s: %s -> %s" $key . (get $npd $name)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- join "\n" $out }}
+{{- end }}
+
+{{/*
+  The community chart's value keys, mapped once onto this chart's (every template that reads them
+  includes this first; the marker keeps the mapping from running twice on the shared values), and
+  each recorded for the deprecation list in NOTES. Keys with no equivalent are accepted and noted.
+*/}}
+{{- define "npd.compat" -}}
+{{- $v := .Values }}
+{{- if not (hasKey $v "npdCompatNotes") }}
+{{- $notes := list }}
+{{- $s := $v.settings | default dict }}
+{{- if $s.log_monitors }}
+{{- $_ := set $v.monitors "systemLog" $s.log_monitors }}
+{{- $notes = append $notes "settings.log_monitors -> monitors.systemLog" }}
+{{- end }}
+{{- if $s.custom_plugin_monitors }}
+{{- $_ := set $v.monitors "customPlugin" $s.custom_plugin_monitors }}
+{{- $notes = append $notes "settings.custom_plugin_monitors -> monitors.customPlugin" }}
+{{- end }}
+{{- if $s.extraArgs }}
+{{- $_ := set $v "extraArgs" (concat $v.extraArgs $s.extraArgs) }}
+{{- $notes = append $notes "settings.extraArgs -> extraArgs" }}
+{{- end }}
+{{- if $s.heartBeatPeriod }}
+{{- $_ := set $v "extraArgs" (append $v.extraArgs (printf "--k8s-exporter-heartbeat-period=%s" $s.heartBeatPeriod)) }}
+{{- $notes = append $notes "settings.heartBeatPeriod -> extraArgs: [--k8s-exporter-heartbeat-period=...]" }}
+{{- end }}
+{{- if hasKey $s "prometheus_port" }}
+{{- $_ := set $v.ports "metrics" $s.prometheus_port }}
+{{- $notes = append $notes "settings.prometheus_port -> ports.metrics" }}
+{{- end }}
+{{- if hasKey $s "prometheus_address" }}
+{{- $notes = append $notes "settings.prometheus_address: ignored (the chart binds the pod IP, or the node IP with the host network)" }}
+{{- end }}
+{{- if hasKey $v.metrics "enabled" }}
+{{- $_ := set $v.metrics.service "enabled" (or $v.metrics.service.enabled $v.metrics.enabled) }}
+{{- $notes = append $notes "metrics.enabled -> metrics.service.enabled" }}
+{{- end }}
+{{- if $v.env }}
+{{- $_ := set $v "extraEnv" (concat $v.extraEnv $v.env) }}
+{{- $notes = append $notes "env -> extraEnv" }}
+{{- end }}
+{{- if $v.labels }}
+{{- $_ := set $v "podLabels" (merge (deepCopy $v.podLabels) $v.labels) }}
+{{- $notes = append $notes "labels -> podLabels" }}
+{{- end }}
+{{- if $v.annotations }}
+{{- $_ := set $v "podAnnotations" (merge (deepCopy $v.podAnnotations) $v.annotations) }}
+{{- $notes = append $notes "annotations -> podAnnotations" }}
+{{- end }}
+{{- if and $v.securityContext (hasKey $v.securityContext "privileged") }}
+{{- $_ := set $v "privileged" $v.securityContext.privileged }}
+{{- $notes = append $notes "securityContext.privileged -> privileged (the rest of the securityContext is fixed)" }}
+{{- end }}
+{{- if kindIs "string" $v.updateStrategy }}
+{{- $_ := set $v "updateStrategy" (dict "type" $v.updateStrategy) }}
+{{- $notes = append $notes "updateStrategy: <type> -> updateStrategy.type" }}
+{{- end }}
+{{- if hasKey $v "logDir" }}
+{{- $notes = append $notes "logDir: ignored (the host's /var/log is at /host/var/log)" }}
+{{- end }}
+{{- if hasKey $v "hostPID" }}
+{{- $notes = append $notes "hostPID: ignored (the agent needs no host PID namespace)" }}
+{{- end }}
+{{- $_ := set $v "npdCompatNotes" $notes }}
 {{- end }}
 {{- end }}

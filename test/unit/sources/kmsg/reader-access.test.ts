@@ -21,11 +21,13 @@ describe('KmsgReader: a source it may not open', () => {
     const { logger, records } = capture();
     const h = harness({ path: '/host/dev/kmsg', logger });
     h.device.openErrors.push('EPERM', 'EPERM', 'EPERM');
+    const failedAt = h.clock.now();
     h.reader.start();
-    assert.deepEqual(h.reader.health(), { up: true, healthy: false, detail: HINT });
+    assert.deepEqual(h.reader.health(), { up: true, healthy: false, detail: HINT, since: failedAt });
     h.clock.advance(1000);
     h.clock.advance(2000);
     assert.equal(h.device.opened.length, 3, 'still retried with backoff');
+    assert.equal(h.reader.health().since, failedAt, 'down since the first failure, not the last retry');
     assert.deepEqual(
       records.filter((r) => r.level === 50).map((r) => r.msg),
       [HINT],
@@ -43,6 +45,7 @@ describe('KmsgReader: a source it may not open', () => {
       up: true,
       healthy: false,
       detail: 'open /host/dev/kmsg: ENOENT: fake kmsg device',
+      since: h.clock.now(),
     });
     assert.equal(records.filter((r) => r.level === 50).length, 0);
   });

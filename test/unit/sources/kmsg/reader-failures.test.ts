@@ -106,6 +106,7 @@ describe('KmsgReader recovery', () => {
       up: true,
       healthy: false,
       detail: 'open /dev/kmsg: ENOENT: fake kmsg device',
+      since: h.clock.now(),
     });
     h.clock.advance(200_000);
     const gaps = attempts.slice(1).map((t, i) => t - (attempts[i] as number));

@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import pino from 'pino';
+import { logStartupSummary } from '../../../src/agent/startup-summary.ts';
+import type { Condition } from '../../../src/core/types.ts';
+
+const cond = (type: string, status: Condition['status'], reason: string): Condition => ({
+  type,
+  status,
+  reason,
+  message: '',
+  transition: 0,
+});
+
+function summary(conditions: Condition[]) {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l)) });
+  logStartupSummary(logger, {
+    version: '1.2.3',
+    mode: 'kubernetes',
+    node: 'n1',
+    monitors: ['kernel-monitor'],
+    conditions,
+    listen: [
+      { name: 'status', address: '127.0.0.1', port: 20256 },
+      { name: 'metrics', address: '', port: 20257 },
+      { name: 'off', address: '127.0.0.1', port: 0 },
+    ],
+  });
+  assert.equal(lines.length, 1, 'one line');
+  return lines[0] as Record<string, unknown>;
+}
+
+describe('start-up summary', () => {
+  it('names the True conditions in the message and counts the rest', () => {
+    const s = summary([
+      cond('KernelDeadlock', 'True', 'DockerHung'),
+      cond('ReadonlyFilesystem', 'False', 'Ok'),
+    ]);
+    assert.equal(s.msg, 'agent started: 2 conditions, 1 True: KernelDeadlock(DockerHung)');
+    assert.deepEqual(s.problems, ['KernelDeadlock(DockerHung)']);
+    assert.deepEqual(s.listen, ['status=127.0.0.1:20256', 'metrics=0.0.0.0:20257']);
+    assert.equal(s.version, '1.2.3');
+  });
+
+  it('says none are True when none are', () => {
+    assert.equal(summary([cond('A', 'False', 'Ok')]).msg, 'agent started: 1 conditions, none True');
+  });
+});
