@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
@@ -5,7 +6,7 @@ import type { Condition } from '../core/types.ts';
 import { DiagnosticsController } from '../diagnostics/controller.ts';
 import { bundleParts } from '../diagnostics/parts.ts';
 import { RecentEvents } from '../diagnostics/recent-events.ts';
-import { uploadBundle } from '../diagnostics/upload.ts';
+import { uploadBundle, uploadPolicy } from '../diagnostics/upload.ts';
 import { hostPaths } from '../host/paths.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { listNodeDiagnostics, patchNodeDiagnosticStatus } from '../kube/node-diagnostics.ts';
@@ -42,6 +43,10 @@ export function createDiagnostics(
     events: () => events.list(),
     metrics: () => registry.metrics(),
   };
+  const policy = uploadPolicy({
+    allowed: options.diagnosticsUploadAllow,
+    nodeAddresses: () => nodeAddresses(),
+  });
   const controller = new DiagnosticsController({
     api: {
       list: () => listNodeDiagnostics(client, nodeName),
@@ -52,9 +57,17 @@ export function createDiagnostics(
     registry,
     logger,
     parts: (sinceMinutes) => bundleParts(sources, sinceMinutes),
-    upload: (url, body) => uploadBundle(url, body, clock),
+    upload: (url, body) => uploadBundle(url, body, clock, policy),
     pollPeriodMs: options.diagnosticsPollMs,
   });
   controller.start();
   return { events, stop: () => controller.stop() };
+}
+
+/** Under hostNetwork the agent's interfaces are the node's: an upload must not be aimed at them. */
+function nodeAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .map((i) => i?.address ?? '')
+    .filter((a) => a !== '');
 }

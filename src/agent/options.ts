@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
 import { validatePersistConfig } from '../events/persist/config.ts';
 import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
@@ -38,6 +39,8 @@ export interface Options extends EventSinkOptions {
   /** --diagnostics: serve NodeDiagnostic requests for this node (needs deploy/components/diagnostics). */
   readonly diagnostics: boolean;
   readonly diagnosticsPollMs: number;
+  /** --diagnostics-upload-allow: addresses or CIDRs an uploadURL may reach although they are on the node. */
+  readonly diagnosticsUploadAllow: readonly string[];
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -92,6 +95,10 @@ export const FLAGS: readonly FlagSpec[] = [
     false,
   ),
   D('diagnostics-poll-period', 'How often NodeDiagnostic requests for this node are listed', '10s'),
+  S(
+    'diagnostics-upload-allow',
+    'Addresses or CIDRs (comma-separated) an uploadURL may resolve to although loopback, link-local or the node',
+  ),
   B('version', 'Print the version and exit', false),
   B('help', 'Print this help and exit', false),
   IGNORED('exporter.stackdriver', 'string', 'Not supported; accepted so NPD manifests start'),
@@ -166,9 +173,27 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     ...subsystemOptions(f),
     diagnostics: f.get('diagnostics') === 'true',
     diagnosticsPollMs: f.dur('diagnostics-poll-period'),
+    diagnosticsUploadAllow: addressList(f, 'diagnostics-upload-allow'),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
   };
+}
+
+/** A comma-separated list of IP addresses and CIDRs; each malformed entry is an error. */
+function addressList(f: FlagReader, name: string): string[] {
+  const entries = f
+    .get(name)
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  for (const entry of entries) {
+    const [address = '', bits, extra] = entry.split('/');
+    const max = isIP(address) === 4 ? 32 : 128;
+    const badBits = bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+    if (isIP(address) === 0 || badBits || extra !== undefined)
+      f.errors.push(`--${name}: ${entry} is not an IP address or CIDR`);
+  }
+  return entries;
 }
 
 function subsystemOptions(f: FlagReader): Pick<Options, 'subsystemConditions' | 'subsystemWindowMs'> {

@@ -36,7 +36,7 @@ export interface DiagnosticsControllerOptions {
   readonly logger: Logger;
   /** The bundle's parts for a request going back `sinceMinutes`. */
   readonly parts: (sinceMinutes: number) => readonly BundlePart[];
-  /** PUTs the bundle; throws an error whose message is safe to show (never the URL). */
+  /** PUTs the bundle; throws an error whose message is safe to show (one of a fixed set, never the URL). */
   readonly upload: (uploadURL: string, body: Buffer) => Promise<void>;
   readonly pollPeriodMs?: number;
   readonly collectTimeoutMs?: number;
@@ -162,6 +162,8 @@ export class DiagnosticsController {
     } catch (err) {
       this.metrics.failure('upload');
       this.metrics.request('failed');
+      const detail = (err as { detail?: string }).detail;
+      this.opts.logger.warn({ request: req.name, err: (err as Error).message, detail }, 'upload failed');
       return finalStatus(false, (err as Error).message, startedAt, clock.now());
     }
     this.metrics.request('succeeded');
