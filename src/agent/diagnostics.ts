@@ -9,7 +9,11 @@ import { RecentEvents } from '../diagnostics/recent-events.ts';
 import { uploadBundle, uploadPolicy } from '../diagnostics/upload.ts';
 import { hostPaths } from '../host/paths.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { listNodeDiagnostics, patchNodeDiagnosticStatus } from '../kube/node-diagnostics.ts';
+import {
+  deleteNodeDiagnostic,
+  listNodeDiagnostics,
+  patchNodeDiagnosticStatus,
+} from '../kube/node-diagnostics.ts';
 import type { Options } from './options.ts';
 
 /** The running --diagnostics feature: the events it keeps for bundles, and how to stop it. */
@@ -51,6 +55,7 @@ export function createDiagnostics(
     api: {
       list: () => listNodeDiagnostics(client, nodeName),
       patchStatus: (name, status) => patchNodeDiagnosticStatus(client, name, status),
+      delete: (name, uid) => deleteNodeDiagnostic(client, name, uid),
     },
     nodeName,
     clock,
@@ -59,6 +64,7 @@ export function createDiagnostics(
     parts: (sinceMinutes) => bundleParts(sources, sinceMinutes),
     upload: (url, body) => uploadBundle(url, body, clock, policy),
     pollPeriodMs: options.diagnosticsPollMs,
+    finishedTtlMs: options.diagnosticsFinishedTtlMs,
   });
   controller.start();
   return { events, stop: () => controller.stop() };

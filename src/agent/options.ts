@@ -41,6 +41,8 @@ export interface Options extends EventSinkOptions {
   readonly diagnosticsPollMs: number;
   /** --diagnostics-upload-allow: addresses or CIDRs an uploadURL may reach although they are on the node. */
   readonly diagnosticsUploadAllow: readonly string[];
+  /** --diagnostics-finished-ttl: finished requests are deleted this long after completion; 0 keeps them. */
+  readonly diagnosticsFinishedTtlMs: number;
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -95,6 +97,11 @@ export const FLAGS: readonly FlagSpec[] = [
     false,
   ),
   D('diagnostics-poll-period', 'How often NodeDiagnostic requests for this node are listed', '10s'),
+  D(
+    'diagnostics-finished-ttl',
+    'Finished NodeDiagnostic requests of this node are deleted after this; 0 keeps them',
+    '24h',
+  ),
   S(
     'diagnostics-upload-allow',
     'Addresses or CIDRs (comma-separated) an uploadURL may resolve to although loopback, link-local or the node',
@@ -174,6 +181,7 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     diagnostics: f.get('diagnostics') === 'true',
     diagnosticsPollMs: f.dur('diagnostics-poll-period'),
     diagnosticsUploadAllow: addressList(f, 'diagnostics-upload-allow'),
+    diagnosticsFinishedTtlMs: f.dur('diagnostics-finished-ttl'),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
   };

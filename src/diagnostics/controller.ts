@@ -13,6 +13,8 @@ export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 export const MIN_MAX_BYTES = 1024;
 export const MAX_MAX_BYTES = 64 * 1024 * 1024;
 export const COLLECT_TIMEOUT_MS = 60_000;
+/** How long a finished request stays before the agent deletes it (--diagnostics-finished-ttl). */
+export const DEFAULT_FINISHED_TTL_MS = 24 * 60 * 60_000;
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
 /**
@@ -22,10 +24,12 @@ const TERMINAL = new Set(['Succeeded', 'Failed']);
  */
 export const MAX_ATTEMPTS = 2;
 
-/** The two API calls the controller makes, bound to its node; the real client or a fake. */
+/** The API calls the controller makes, bound to its node; the real client or a fake. */
 export interface DiagnosticsApi {
   list(): Promise<readonly NodeDiagnosticRequest[]>;
   patchStatus(name: string, status: NodeDiagnosticStatus): Promise<void>;
+  /** Deletes the request if its uid still matches. */
+  delete(name: string, uid: string): Promise<void>;
 }
 
 export interface DiagnosticsControllerOptions {
@@ -40,6 +44,8 @@ export interface DiagnosticsControllerOptions {
   readonly upload: (uploadURL: string, body: Buffer) => Promise<void>;
   readonly pollPeriodMs?: number;
   readonly collectTimeoutMs?: number;
+  /** A finished request is deleted this long after completedAt; 0 keeps them. */
+  readonly finishedTtlMs?: number;
 }
 
 const clamp = (v: number | undefined, def: number, min: number, max: number) =>
@@ -90,11 +96,33 @@ export class DiagnosticsController {
       const items = await this.opts.api.list();
       this.forgetGone(items);
       for (const item of items) await this.consider(item);
+      await this.expire(items);
     } catch (err) {
       this.metrics.failure('list');
       this.opts.logger.warn({ err }, 'listing NodeDiagnostic requests failed; retrying');
     }
     if (this.running) this.schedule(this.opts.pollPeriodMs ?? DIAGNOSTICS_POLL_PERIOD_MS);
+  }
+
+  /** Deletes this node's requests finished more than the TTL ago, so the list stays short. */
+  private async expire(items: readonly NodeDiagnosticRequest[]): Promise<void> {
+    const ttl = this.opts.finishedTtlMs ?? DEFAULT_FINISHED_TTL_MS;
+    if (ttl <= 0) return;
+    const now = this.opts.clock.now();
+    for (const req of items) {
+      const done = TERMINAL.has(req.phase) && req.completedAt !== undefined && now - req.completedAt > ttl;
+      if (!done || req.nodeName !== this.opts.nodeName || this.unreported.has(req.uid)) continue;
+      try {
+        await this.opts.api.delete(req.name, req.uid);
+        this.metrics.expired();
+      } catch (err) {
+        this.metrics.failure('expire');
+        this.opts.logger.warn(
+          { err, request: req.name },
+          'could not delete an expired NodeDiagnostic; retrying',
+        );
+      }
+    }
   }
 
   private forgetGone(items: readonly NodeDiagnosticRequest[]): void {
