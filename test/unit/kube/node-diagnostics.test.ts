@@ -49,7 +49,13 @@ describe('listNodeDiagnostics', () => {
 
   it('deletes one request only if it is still the object that was listed (uid precondition)', async () => {
     const calls: ApiRequest[] = [];
-    await deleteNodeDiagnostic({ request: async (r) => (calls.push(r), {}) }, 'r1', 'u1');
+    const client = {
+      request: async (r: ApiRequest) => {
+        calls.push(r);
+        return {};
+      },
+    };
+    await deleteNodeDiagnostic(client, 'r1', 'u1');
     assert.equal(calls[0]?.method, 'DELETE');
     assert.match(calls[0]?.path ?? '', /\/nodediagnostics\/r1$/);
     assert.deepEqual(calls[0]?.body, {
