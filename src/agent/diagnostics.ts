@@ -70,7 +70,7 @@ export function createDiagnostics(
   return { events, stop: () => controller.stop() };
 }
 
-/** Under hostNetwork the agent's interfaces are the node's: an upload must not be aimed at them. */
+/** The agent's interface addresses (the node's under hostNetwork): an upload must not be aimed at them. */
 function nodeAddresses(): string[] {
   return Object.values(networkInterfaces())
     .flat()

@@ -37,7 +37,7 @@ export interface UploadPolicy {
 export interface UploadPolicyOptions {
   /** Addresses or CIDRs (--diagnostics-upload-allow) uploads may go to although they are on the node. */
   readonly allowed: readonly string[];
-  /** The node's own addresses; under hostNetwork the agent's interfaces are the node's. */
+  /** The agent's own addresses: its interfaces, which are the node's under hostNetwork. */
   readonly nodeAddresses: () => readonly string[];
   readonly lookup?: (host: string) => Promise<readonly string[]>;
 }
