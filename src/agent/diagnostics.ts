@@ -49,7 +49,7 @@ export function createDiagnostics(
   };
   const policy = uploadPolicy({
     allowed: options.diagnosticsUploadAllow,
-    nodeAddresses: () => nodeAddresses(),
+    nodeAddresses: async () => [...interfaceAddresses(), ...(await nodeStatusAddresses(client, nodeName))],
   });
   const controller = new DiagnosticsController({
     api: {
@@ -71,9 +71,28 @@ export function createDiagnostics(
 }
 
 /** The agent's interface addresses (the node's under hostNetwork): an upload must not be aimed at them. */
-function nodeAddresses(): string[] {
+function interfaceAddresses(): string[] {
   return Object.values(networkInterfaces())
     .flat()
     .map((i) => i?.address ?? '')
     .filter((a) => a !== '');
+}
+
+/**
+ * The Node's status.addresses (InternalIP, ExternalIP): in the pod network the agent's interfaces are
+ * the pod's, and the kubelet listens on these. Read at each upload (rare); none when the read fails,
+ * which leaves the ranges and the interfaces refused.
+ */
+async function nodeStatusAddresses(client: KubeClient, nodeName: string): Promise<string[]> {
+  try {
+    const node = await client.request({
+      method: 'GET',
+      path: `/api/v1/nodes/${encodeURIComponent(nodeName)}`,
+      resource: 'nodes',
+    });
+    const status = (node.status ?? {}) as { addresses?: { address?: unknown }[] };
+    return (status.addresses ?? []).map((a) => a.address).filter((a): a is string => typeof a === 'string');
+  } catch {
+    return [];
+  }
 }

@@ -31,14 +31,14 @@ export interface UploadPolicy {
   /** The addresses a host name resolves to, all of them. */
   resolve(host: string): Promise<readonly string[]>;
   /** True when the address is on the node and not allowed. */
-  refused(address: string): boolean;
+  refused(address: string): Promise<boolean>;
 }
 
 export interface UploadPolicyOptions {
   /** Addresses or CIDRs (--diagnostics-upload-allow) uploads may go to although they are on the node. */
   readonly allowed: readonly string[];
-  /** The agent's own addresses: its interfaces, which are the node's under hostNetwork. */
-  readonly nodeAddresses: () => readonly string[];
+  /** The node's addresses: the agent's interfaces (the node's under hostNetwork) and the Node's own. */
+  readonly nodeAddresses: () => readonly string[] | Promise<readonly string[]>;
   readonly lookup?: (host: string) => Promise<readonly string[]>;
 }
 
@@ -66,9 +66,9 @@ export function uploadPolicy(opts: UploadPolicyOptions): UploadPolicy {
     (async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address));
   return {
     resolve: lookup,
-    refused: (raw) => {
+    refused: async (raw) => {
       const a = unmapped(raw);
-      const node = opts.nodeAddresses().map(unmapped);
+      const node = (await opts.nodeAddresses()).map(unmapped);
       if (!onNode.check(a, family(a)) && !node.includes(a)) return false;
       return !allowed.check(a, family(a));
     },
@@ -85,7 +85,7 @@ async function checkedAddress(url: URL, policy: UploadPolicy): Promise<string> {
     throw new UploadError(UNREACHABLE, `lookup failed: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
   }
   if (addresses.length === 0) throw new UploadError(UNREACHABLE, 'lookup found no address');
-  if (addresses.some((a) => policy.refused(a))) throw new UploadError(REFUSED);
+  for (const a of addresses) if (await policy.refused(a)) throw new UploadError(REFUSED);
   return addresses[0] as string;
 }
 

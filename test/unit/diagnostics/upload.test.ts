@@ -47,6 +47,15 @@ describe('uploadBundle refuses addresses on the node', () => {
       assert.equal(srv.requests(), 0);
     });
 
+  it("refuses the Node's own addresses, which may come from the API (the pod network case)", async (t) => {
+    const srv = await target(t, (res) => res.writeHead(200).end());
+    const fromApi = policy({ nodeAddresses: async () => ['192.0.2.10'] });
+    await assert.rejects(upload('http://192.0.2.10:10250/pods', fromApi), /refused/);
+    const other = policy({ allowed: ['127.0.0.1'], nodeAddresses: async () => ['192.0.2.10'] });
+    await upload(`http://127.0.0.1:${srv.port}/b`, other);
+    assert.equal(srv.requests(), 1);
+  });
+
   it('uploads to an address an operator allowed, by address or CIDR', async (t) => {
     const srv = await target(t, (res) => res.writeHead(200).end());
     await upload(`http://127.0.0.1:${srv.port}/b`, policy({ allowed: ['127.0.0.1'] }));
