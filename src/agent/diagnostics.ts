@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
@@ -5,10 +6,14 @@ import type { Condition } from '../core/types.ts';
 import { DiagnosticsController } from '../diagnostics/controller.ts';
 import { bundleParts } from '../diagnostics/parts.ts';
 import { RecentEvents } from '../diagnostics/recent-events.ts';
-import { uploadBundle } from '../diagnostics/upload.ts';
+import { uploadBundle, uploadPolicy } from '../diagnostics/upload.ts';
 import { hostPaths } from '../host/paths.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { listNodeDiagnostics, patchNodeDiagnosticStatus } from '../kube/node-diagnostics.ts';
+import {
+  deleteNodeDiagnostic,
+  listNodeDiagnostics,
+  patchNodeDiagnosticStatus,
+} from '../kube/node-diagnostics.ts';
 import type { Options } from './options.ts';
 
 /** The running --diagnostics feature: the events it keeps for bundles, and how to stop it. */
@@ -42,19 +47,52 @@ export function createDiagnostics(
     events: () => events.list(),
     metrics: () => registry.metrics(),
   };
+  const policy = uploadPolicy({
+    allowed: options.diagnosticsUploadAllow,
+    nodeAddresses: async () => [...interfaceAddresses(), ...(await nodeStatusAddresses(client, nodeName))],
+  });
   const controller = new DiagnosticsController({
     api: {
       list: () => listNodeDiagnostics(client, nodeName),
       patchStatus: (name, status) => patchNodeDiagnosticStatus(client, name, status),
+      delete: (name, uid) => deleteNodeDiagnostic(client, name, uid),
     },
     nodeName,
     clock,
     registry,
     logger,
     parts: (sinceMinutes) => bundleParts(sources, sinceMinutes),
-    upload: (url, body) => uploadBundle(url, body, clock),
+    upload: (url, body) => uploadBundle(url, body, clock, policy),
     pollPeriodMs: options.diagnosticsPollMs,
+    finishedTtlMs: options.diagnosticsFinishedTtlMs,
   });
   controller.start();
   return { events, stop: () => controller.stop() };
+}
+
+/** The agent's interface addresses (the node's under hostNetwork): an upload must not be aimed at them. */
+function interfaceAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .map((i) => i?.address ?? '')
+    .filter((a) => a !== '');
+}
+
+/**
+ * The Node's status.addresses (InternalIP, ExternalIP): in the pod network the agent's interfaces are
+ * the pod's, and the kubelet listens on these. Read at each upload (rare); none when the read fails,
+ * which leaves the ranges and the interfaces refused.
+ */
+async function nodeStatusAddresses(client: KubeClient, nodeName: string): Promise<string[]> {
+  try {
+    const node = await client.request({
+      method: 'GET',
+      path: `/api/v1/nodes/${encodeURIComponent(nodeName)}`,
+      resource: 'nodes',
+    });
+    const status = (node.status ?? {}) as { addresses?: { address?: unknown }[] };
+    return (status.addresses ?? []).map((a) => a.address).filter((a): a is string => typeof a === 'string');
+  } catch {
+    return [];
+  }
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { SUBSYSTEM_DEFAULTS } from '../conditions/subsystem.ts';
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
 import type { LogFormat } from '../core/logger.ts';
@@ -44,6 +45,10 @@ export interface Options extends EventSinkOptions {
   readonly diagnosticsPollMs: number;
   /** --log-format; undefined picks text on a terminal and JSON otherwise. */
   readonly logFormat: LogFormat | undefined;
+  /** --diagnostics-upload-allow: addresses or CIDRs an uploadURL may reach although they are on the node. */
+  readonly diagnosticsUploadAllow: readonly string[];
+  /** --diagnostics-finished-ttl: finished requests are deleted this long after completion; 0 keeps them. */
+  readonly diagnosticsFinishedTtlMs: number;
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -103,6 +108,15 @@ export const FLAGS: readonly FlagSpec[] = [
     false,
   ),
   D('diagnostics-poll-period', 'How often NodeDiagnostic requests for this node are listed', '10s'),
+  D(
+    'diagnostics-finished-ttl',
+    'Finished NodeDiagnostic requests of this node are deleted after this; 0 keeps them',
+    '24h',
+  ),
+  S(
+    'diagnostics-upload-allow',
+    'Addresses or CIDRs (comma-separated) an uploadURL may resolve to although loopback, link-local or the node',
+  ),
   S(
     'log-format',
     'Log format: json (one JSON record a line) or text (one klog-like line); default text on a terminal, json otherwise',
@@ -179,6 +193,8 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     diagnostics: f.get('diagnostics') === 'true',
     diagnosticsPollMs: f.dur('diagnostics-poll-period'),
     logFormat: logFormat(f),
+    diagnosticsUploadAllow: addressList(f, 'diagnostics-upload-allow'),
+    diagnosticsFinishedTtlMs: f.dur('diagnostics-finished-ttl'),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
   };
@@ -189,6 +205,23 @@ function logFormat(f: FlagReader): LogFormat | undefined {
   if (v === 'json' || v === 'text') return v;
   if (v !== '') f.errors.push(`--log-format must be json or text, not "${v}"`);
   return undefined;
+}
+
+/** A comma-separated list of IP addresses and CIDRs; each malformed entry is an error. */
+function addressList(f: FlagReader, name: string): string[] {
+  const entries = f
+    .get(name)
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  for (const entry of entries) {
+    const [address = '', bits, extra] = entry.split('/');
+    const max = isIP(address) === 4 ? 32 : 128;
+    const badBits = bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+    if (isIP(address) === 0 || badBits || extra !== undefined)
+      f.errors.push(`--${name}: ${entry} is not an IP address or CIDR`);
+  }
+  return entries;
 }
 
 function subsystemOptions(

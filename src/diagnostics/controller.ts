@@ -13,6 +13,8 @@ export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 export const MIN_MAX_BYTES = 1024;
 export const MAX_MAX_BYTES = 64 * 1024 * 1024;
 export const COLLECT_TIMEOUT_MS = 60_000;
+/** How long a finished request stays before the agent deletes it (--diagnostics-finished-ttl). */
+export const DEFAULT_FINISHED_TTL_MS = 24 * 60 * 60_000;
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
 /**
@@ -22,10 +24,12 @@ const TERMINAL = new Set(['Succeeded', 'Failed']);
  */
 export const MAX_ATTEMPTS = 2;
 
-/** The two API calls the controller makes, bound to its node; the real client or a fake. */
+/** The API calls the controller makes, bound to its node; the real client or a fake. */
 export interface DiagnosticsApi {
   list(): Promise<readonly NodeDiagnosticRequest[]>;
   patchStatus(name: string, status: NodeDiagnosticStatus): Promise<void>;
+  /** Deletes the request if its uid still matches. */
+  delete(name: string, uid: string): Promise<void>;
 }
 
 export interface DiagnosticsControllerOptions {
@@ -36,10 +40,12 @@ export interface DiagnosticsControllerOptions {
   readonly logger: Logger;
   /** The bundle's parts for a request going back `sinceMinutes`. */
   readonly parts: (sinceMinutes: number) => readonly BundlePart[];
-  /** PUTs the bundle; throws an error whose message is safe to show (never the URL). */
+  /** PUTs the bundle; throws an error whose message is safe to show (one of a fixed set, never the URL). */
   readonly upload: (uploadURL: string, body: Buffer) => Promise<void>;
   readonly pollPeriodMs?: number;
   readonly collectTimeoutMs?: number;
+  /** A finished request is deleted this long after completedAt; 0 keeps them. */
+  readonly finishedTtlMs?: number;
 }
 
 const clamp = (v: number | undefined, def: number, min: number, max: number) =>
@@ -90,11 +96,33 @@ export class DiagnosticsController {
       const items = await this.opts.api.list();
       this.forgetGone(items);
       for (const item of items) await this.consider(item);
+      await this.expire(items);
     } catch (err) {
       this.metrics.failure('list');
       this.opts.logger.warn({ err }, 'listing NodeDiagnostic requests failed; retrying');
     }
     if (this.running) this.schedule(this.opts.pollPeriodMs ?? DIAGNOSTICS_POLL_PERIOD_MS);
+  }
+
+  /** Deletes this node's requests finished more than the TTL ago, so the list stays short. */
+  private async expire(items: readonly NodeDiagnosticRequest[]): Promise<void> {
+    const ttl = this.opts.finishedTtlMs ?? DEFAULT_FINISHED_TTL_MS;
+    if (ttl <= 0) return;
+    const now = this.opts.clock.now();
+    for (const req of items) {
+      const done = TERMINAL.has(req.phase) && req.completedAt !== undefined && now - req.completedAt > ttl;
+      if (!done || req.nodeName !== this.opts.nodeName || this.unreported.has(req.uid)) continue;
+      try {
+        await this.opts.api.delete(req.name, req.uid);
+        this.metrics.expired();
+      } catch (err) {
+        this.metrics.failure('expire');
+        this.opts.logger.warn(
+          { err, request: req.name },
+          'could not delete an expired NodeDiagnostic; retrying',
+        );
+      }
+    }
   }
 
   private forgetGone(items: readonly NodeDiagnosticRequest[]): void {
@@ -162,6 +190,8 @@ export class DiagnosticsController {
     } catch (err) {
       this.metrics.failure('upload');
       this.metrics.request('failed');
+      const detail = (err as { detail?: string }).detail;
+      this.opts.logger.warn({ request: req.name, err: (err as Error).message, detail }, 'upload failed');
       return finalStatus(false, (err as Error).message, startedAt, clock.now());
     }
     this.metrics.request('succeeded');

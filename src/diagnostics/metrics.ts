@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { counter } from '../core/metrics.ts';
 import type { PartStatus } from './collect.ts';
 
-export type FailureStage = 'list' | 'status' | 'upload' | 'interrupted';
+export type FailureStage = 'list' | 'status' | 'upload' | 'interrupted' | 'expire';
 
 export interface DiagnosticsMetrics {
   request(result: 'succeeded' | 'failed'): void;
@@ -10,6 +10,7 @@ export interface DiagnosticsMetrics {
   failure(stage: FailureStage): void;
   ignored(reason: 'other_node'): void;
   part(status: PartStatus): void;
+  expired(): void;
 }
 
 export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
@@ -24,7 +25,7 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
   });
   const failures = counter(registry, {
     name: 'npd_diagnostics_failures_total',
-    help: 'Diagnostics failures by stage: list (reading requests), status (writing them), upload, interrupted (an agent stopped while collecting, twice).',
+    help: 'Diagnostics failures by stage: list (reading requests), status (writing them), upload, interrupted (an agent stopped while collecting, twice), expire (deleting a finished request).',
     labelNames: ['stage'],
   });
   const ignored = counter(registry, {
@@ -38,7 +39,11 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
     labelNames: ['status'],
   });
   for (const result of ['succeeded', 'failed']) requests.inc({ result }, 0);
-  for (const stage of ['list', 'status', 'upload', 'interrupted']) failures.inc({ stage }, 0);
+  const expired = counter(registry, {
+    name: 'npd_diagnostics_expired_total',
+    help: 'Finished NodeDiagnostic requests of this node deleted after their TTL.',
+  });
+  for (const stage of ['list', 'status', 'upload', 'interrupted', 'expire']) failures.inc({ stage }, 0);
   ignored.inc({ reason: 'other_node' }, 0);
   return {
     request: (result) => requests.inc({ result }),
@@ -46,5 +51,6 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
     failure: (stage) => failures.inc({ stage }),
     ignored: (reason) => ignored.inc({ reason }),
     part: (status) => parts.inc({ status }),
+    expired: () => expired.inc(),
   };
 }

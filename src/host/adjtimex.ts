@@ -1,5 +1,6 @@
 import { endianness } from 'node:os';
 import { errorMessage } from '../core/errors.ts';
+import { type Libc, libcLoader } from './libc.ts';
 
 /** The read-only part of struct timex that tells whether the kernel clock is synchronised. */
 export interface Timex {
@@ -33,10 +34,10 @@ export function decodeTimex(state: number, buf: Buffer): Timex {
 
 /**
  * adjtimex(2) with modes = 0 (read only, no capability needed; the clock is not namespaced), called
- * through koffi. koffi is loaded on first use, so a build or platform without it falls back to the
- * time daemons' state files instead of failing to start.
+ * through libc.ts, loaded on first use, so a build or platform without koffi falls back to the time
+ * daemons' state files instead of failing to start.
  */
-export function koffiAdjtimex(): AdjtimexFn {
+export function koffiAdjtimex(libc: () => Libc | Error = libcLoader()): AdjtimexFn {
   let call: ((buf: Buffer) => number) | undefined;
   let failed: string | undefined;
   const load = async (): Promise<void> => {
@@ -45,9 +46,9 @@ export function koffiAdjtimex(): AdjtimexFn {
       return;
     }
     try {
-      const koffi = await import('koffi');
-      // The agent's own process already maps libc; dlopen(NULL) finds adjtimex there (glibc and musl).
-      call = koffi.load(null).func('int adjtimex(_Inout_ uint8_t *buf)') as (buf: Buffer) => number;
+      const lib = libc();
+      if (lib instanceof Error) throw lib;
+      call = lib.func('int adjtimex(_Inout_ uint8_t *buf)') as (buf: Buffer) => number;
     } catch (err) {
       failed = `cannot load adjtimex through koffi: ${errorMessage(err)}`;
     }

@@ -1,5 +1,5 @@
 import * as nodeFs from 'node:fs';
-import { createRequire } from 'node:module';
+import { type Libc, libcLoader } from './libc.ts';
 
 /**
  * Calls `onReady` once `fd` is readable (or in error) and returns a function that cancels the wait
@@ -17,22 +17,22 @@ const O_CLOEXEC = 0o2000000;
  * poll(2) on /dev/kmsg through koffi, so an idle reader sleeps until the kernel logs a record instead
  * of waking on a timer, and a flood's first records are read at once instead of up to one idle poll
  * later (the ring holds ~25 ms of a 40k lines/s flood). koffi runs the blocking call on a libuv pool
- * thread; a pipe polled beside the device lets cancel() end the wait at once. koffi is loaded on the
- * first wait; without it (or without a free fd for the pipe) a wait returns undefined and the reader
- * polls on a timer.
+ * thread; a pipe polled beside the device lets cancel() end the wait at once. libc (libc.ts) is loaded
+ * on the first wait; without it (or without a free fd for the pipe) a wait returns undefined and the
+ * reader polls on a timer.
  */
-export function koffiWaitReadable(): WaitReadable {
+export function koffiWaitReadable(libc: () => Libc | Error = libcLoader()): WaitReadable {
   let calls: { poll: PollFn; pipe2: Pipe2Fn } | null | undefined;
   // koffi passes poll(2) only the buffer's address; holding the buffer here until poll returns keeps
   // the garbage collector from freeing memory the kernel writes revents into.
   const inFlight = new Set<Buffer>();
   const load = () => {
     try {
-      const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
-      const libc = koffi.load(null);
+      const lib = libc();
+      if (lib instanceof Error) return null;
       return {
-        poll: libc.func('int poll(void *fds, unsigned long nfds, int timeout)') as unknown as PollFn,
-        pipe2: libc.func('int pipe2(void *fds, int flags)') as unknown as Pipe2Fn,
+        poll: lib.func('int poll(void *fds, unsigned long nfds, int timeout)') as unknown as PollFn,
+        pipe2: lib.func('int pipe2(void *fds, int flags)') as unknown as Pipe2Fn,
       };
     } catch {
       return null;

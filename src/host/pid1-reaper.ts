@@ -3,6 +3,7 @@ import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter } from '../core/metrics.ts';
 import { findZombies, type ProcFs } from './reaper.ts';
+import { type Libc, libcLoader } from './libc.ts';
 
 /** waitpid(pid, NULL, WNOHANG): the pid when reaped, 0 when not yet, -1 on error. */
 export type WaitPid = (pid: number) => number;
@@ -69,11 +70,12 @@ export class Pid1Reaper {
   }
 }
 
-/** libc's waitpid through koffi, loaded only when the agent really is PID 1. */
-export async function libcWaitpid(): Promise<WaitPid | undefined> {
+/** libc's waitpid (libc.ts), loaded only when the agent really is PID 1. */
+export async function libcWaitpid(libc: () => Libc | Error = libcLoader()): Promise<WaitPid | undefined> {
   try {
-    const koffi = await import('koffi');
-    const waitpid = koffi.load('libc.so.6').func('int waitpid(int pid, void *status, int options)') as (
+    const lib = libc();
+    if (lib instanceof Error) return undefined;
+    const waitpid = lib.func('int waitpid(int pid, void *status, int options)') as (
       pid: number,
       status: null,
       options: number,

@@ -20,6 +20,8 @@ export interface NodeDiagnosticRequest {
   readonly phase: string;
   /** status.attempts: how many times an agent started collecting it. */
   readonly attempts: number | undefined;
+  /** status.completedAt in ms, when the request is finished. */
+  readonly completedAt: number | undefined;
 }
 
 export interface NodeDiagnosticStatus {
@@ -40,6 +42,10 @@ function obj(value: unknown): JsonObject {
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const time = (v: unknown): number | undefined => {
+  const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
+  return Number.isFinite(ms) ? ms : undefined;
+};
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 export function parseNodeDiagnostic(raw: JsonObject): NodeDiagnosticRequest {
@@ -54,25 +60,52 @@ export function parseNodeDiagnostic(raw: JsonObject): NodeDiagnosticRequest {
     maxBytes: num(spec.maxBytes),
     phase: str(obj(raw.status).phase),
     attempts: num(obj(raw.status).attempts),
+    completedAt: time(obj(raw.status).completedAt),
   };
 }
 
+/** Requests per page: one page stays far below the client's body cap even with 8 KiB upload URLs. */
+export const LIST_PAGE_SIZE = 100;
+/** Enough for any real backlog; finished requests expire (the controller deletes them). */
+const MAX_PAGES = 50;
+
 /**
- * The requests for one node. The field selector needs the CRD's selectableFields entry (on by default
- * since Kubernetes 1.31); resourceVersion=0 lets the API server answer from its watch cache.
+ * The requests for one node, page by page (limit and continue), so a long backlog is never one answer
+ * over the body cap. The field selector needs the CRD's selectableFields entry (on by default since
+ * Kubernetes 1.31). No resourceVersion=0: the watch cache would ignore the limit.
  */
 export async function listNodeDiagnostics(
   client: NodeDiagnosticsClient,
   nodeName: string,
 ): Promise<NodeDiagnosticRequest[]> {
-  const list = await client.request({
-    method: 'GET',
-    path: BASE,
+  const out: NodeDiagnosticRequest[] = [];
+  let token = '';
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const query: Record<string, string> = {
+      fieldSelector: `spec.nodeName=${nodeName}`,
+      limit: String(LIST_PAGE_SIZE),
+    };
+    if (token !== '') query.continue = token;
+    const list = await client.request({ method: 'GET', path: BASE, resource: NODE_DIAGNOSTIC_PLURAL, query });
+    for (const item of Array.isArray(list.items) ? list.items : []) out.push(parseNodeDiagnostic(obj(item)));
+    token = str(obj(list.metadata).continue);
+    if (token === '') return out;
+  }
+  throw new Error(`more than ${MAX_PAGES * LIST_PAGE_SIZE} NodeDiagnostic requests for ${nodeName}`);
+}
+
+/** Deletes a request, only if it still is the object listed (a new one of the same name is kept). */
+export async function deleteNodeDiagnostic(
+  client: NodeDiagnosticsClient,
+  name: string,
+  uid: string,
+): Promise<void> {
+  await client.request({
+    method: 'DELETE',
+    path: `${BASE}/${encodeURIComponent(name)}`,
     resource: NODE_DIAGNOSTIC_PLURAL,
-    query: { fieldSelector: `spec.nodeName=${nodeName}`, resourceVersion: '0' },
+    body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } },
   });
-  const items = Array.isArray(list.items) ? list.items : [];
-  return items.map((item) => parseNodeDiagnostic(obj(item)));
 }
 
 /** A JSON merge patch of the status subresource: custom resources take no strategic merge. */

@@ -62,35 +62,3 @@ export function sourceCounter(
   zeroed(c, { source });
   return c.labels({ source });
 }
-
-const WARN_INTERVAL_MS = 60_000;
-
-/**
- * A warning about bad lines logged at most once per interval, carrying how many were seen since the
- * last one, so a file full of unparsable lines costs one log line a minute instead of one per line.
- */
-export class SampledWarning {
-  private readonly log: (fields: Record<string, unknown>) => void;
-  private readonly now: () => number;
-  private lastAt: number | undefined;
-  private suppressed = 0;
-
-  constructor(now: () => number, log: (fields: Record<string, unknown>) => void) {
-    this.now = now;
-    this.log = log;
-  }
-
-  /** Records one occurrence; `example` is only evaluated when a warning is actually logged. */
-  note(example: () => Record<string, unknown>): void {
-    this.suppressed += 1;
-    const now = this.now();
-    if (this.lastAt !== undefined && now - this.lastAt < WARN_INTERVAL_MS) return;
-    this.log({
-      ...example(),
-      count: this.suppressed,
-      sinceMs: this.lastAt === undefined ? 0 : now - this.lastAt,
-    });
-    this.lastAt = now;
-    this.suppressed = 0;
-  }
-}

@@ -133,7 +133,14 @@ describe('Dockerfile', () => {
     );
     const entry = ins.filter((i) => i.op === 'ENTRYPOINT');
     assert.equal(entry.length, 1);
-    assert.deepEqual(JSON.parse(entry[0]!.args), ['/usr/bin/tini', '--', 'node', '/app/dist/main.js']);
+    // --disable-sigusr1: no V8 inspector on the node's loopback (test/integration/inspector-signal.test.ts).
+    assert.deepEqual(JSON.parse(entry[0]!.args), [
+      '/usr/bin/tini',
+      '--',
+      'node',
+      '--disable-sigusr1',
+      '/app/dist/main.js',
+    ]);
     assert.ok(!ins.some((i) => i.op === 'CMD'), 'no CMD: the DaemonSet passes args');
     const apt = rootfs!.instructions.find((i) => i.op === 'RUN' && i.args.includes('apt-get install'));
     assert.match(apt?.args ?? '', /\stini(\s|$)/);

@@ -77,7 +77,7 @@ describe('deploy/ kustomize: RBAC', { skip }, () => {
     );
   });
 
-  test('the diagnostics component adds the CRD, its own role (read requests, write status) and --diagnostics', {
+  test('the diagnostics component adds the CRD, its own role (list and expire requests, patch status) and --diagnostics', {
     skip,
   }, () => {
     const docs = kustomizeWith(['diagnostics']);
@@ -88,12 +88,12 @@ describe('deploy/ kustomize: RBAC', { skip }, () => {
       {
         apiGroups: ['node-problem-detector.io'],
         resources: ['nodediagnostics'],
-        verbs: ['get', 'list', 'watch'],
+        verbs: ['list', 'delete'],
       },
       {
         apiGroups: ['node-problem-detector.io'],
         resources: ['nodediagnostics/status'],
-        verbs: ['update', 'patch'],
+        verbs: ['patch'],
       },
     ]);
     const binding = one(docs, 'ClusterRoleBinding', 'node-problem-detector-diagnostics');

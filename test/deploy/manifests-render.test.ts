@@ -44,6 +44,8 @@ describe('deploy/ kustomize: rendering', { skip }, () => {
       'ConfigMap',
       'DaemonSet',
       'ServiceAccount',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
     ]);
     assert.deepEqual(overlay.map((d) => d.kind).sort(), [
       'ClusterRole',
@@ -56,6 +58,8 @@ describe('deploy/ kustomize: rendering', { skip }, () => {
       'Service',
       'ServiceAccount',
       'ServiceMonitor',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
     ]);
   });
 

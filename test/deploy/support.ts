@@ -145,7 +145,7 @@ export const configMapData = (docs: readonly Doc[]): Record<string, string> =>
 export const EXPECTED_RULES = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
-  { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+  { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 export const RBAC_KINDS = new Set(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']);
 

@@ -47,7 +47,21 @@ export function normalise(all: readonly Doc[]): Doc[] {
     return v;
   };
   const key = (d: Doc) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`;
-  return docs.map((d) => walk(d) as Doc).sort((a, b) => key(a).localeCompare(key(b)));
+  return docs
+    .map((d) => walk(d) as Doc)
+    .map(withoutClusterScopedNamespace)
+    .sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+/**
+ * kustomize's `namespace:` also stamps the admission policies, a kind its schema does not know as
+ * cluster-scoped; the API server ignores a namespace on cluster-scoped objects (the server dry run in
+ * test/deploy accepts them), the chart writes none.
+ */
+function withoutClusterScopedNamespace(d: Doc): Doc {
+  if (!d.kind.startsWith('ValidatingAdmissionPolicy')) return d;
+  const { namespace: _ignored, ...metadata } = d.metadata;
+  return { ...d, metadata } as Doc;
 }
 
 /** `helm test` and other hooks are Helm's alone: kustomize has no counterpart. */

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { REPO, startAgent, waitFor } from '../support/agent-process.ts';
@@ -19,16 +18,4 @@ test('SIGUSR1 does not open an inspector; the agent logs it and keeps serving', 
   } finally {
     assert.equal(await agent.stop(), 0);
   }
-});
-
-test('the image starts Node with --disable-sigusr1', () => {
-  const dockerfile = readFileSync(join(REPO, 'Dockerfile'), 'utf8');
-  const entry = /^ENTRYPOINT (.*)$/m.exec(dockerfile)?.[1] ?? '';
-  assert.deepEqual(JSON.parse(entry), [
-    '/usr/bin/tini',
-    '--',
-    'node',
-    '--disable-sigusr1',
-    '/app/dist/main.js',
-  ]);
 });

@@ -1,6 +1,8 @@
 import type { Registry } from 'prom-client';
+import { type Clock, systemClock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import { zeroed } from '../../core/metrics.ts';
+import { SampledWarning } from '../../core/sampled-warning.ts';
 import { type DropPoint, type RecorderMetrics, recorderMetrics } from './metrics.ts';
 import { QueueWatcher, type Watcher, type WatchHandler } from './watcher.ts';
 
@@ -16,6 +18,8 @@ export interface BroadcasterOptions {
   readonly source: string;
   readonly incomingLength?: number;
   readonly watcherQueueLength?: number;
+  /** Paces the dropped-event warning; the system clock by default. */
+  readonly clock?: Clock;
 }
 
 interface Entry<T> {
@@ -33,6 +37,7 @@ export class Broadcaster<T> {
   private readonly metrics: RecorderMetrics;
   private readonly incomingLength: number;
   private readonly watcherQueueLength: number;
+  private readonly dropWarning: SampledWarning;
   private readonly incoming: Entry<T>[] = [];
   private readonly watchers = new Set<QueueWatcher<T>>();
   private nextSeq = 0;
@@ -50,6 +55,12 @@ export class Broadcaster<T> {
       { point: 'stopped', source, watcher: '' },
     );
     this.incomingLength = opts.incomingLength ?? DEFAULT_QUEUE_LENGTH;
+    const clock = opts.clock ?? systemClock;
+    // npd_events_dropped_total counts every drop; the log says so once a minute, with how many.
+    this.dropWarning = new SampledWarning(
+      () => clock.now(),
+      (fields) => opts.logger.warn(fields, 'Unable to record event: too many queued events, dropped event'),
+    );
     this.watcherQueueLength = opts.watcherQueueLength ?? DEFAULT_QUEUE_LENGTH;
   }
 
@@ -138,12 +149,8 @@ export class Broadcaster<T> {
 
   private drop(point: DropPoint, watcher = ''): void {
     this.metrics.dropped.inc({ point, source: this.opts.source, watcher });
-    if (point === 'incoming') {
-      this.opts.logger.warn(
-        { source: this.opts.source },
-        'Unable to record event: too many queued events, dropped event',
-      );
-    } else if (point === 'stopped') {
+    if (point === 'incoming') this.dropWarning.note(() => ({ source: this.opts.source }));
+    else if (point === 'stopped') {
       this.opts.logger.error({ source: this.opts.source }, 'Unable to record event (will not retry!)');
     }
   }

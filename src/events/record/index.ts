@@ -66,7 +66,7 @@ interface SourcePipeline {
 
 function buildSource(opts: EventPipelineOptions, source: string, nanos: NanoSource): SourcePipeline {
   const { clock, registry, logger } = opts;
-  const broadcaster = new Broadcaster<KubeEvent>({ registry, logger, source });
+  const broadcaster = new Broadcaster<KubeEvent>({ registry, logger, source, clock });
   const sinkLoop = opts.sink
     ? startRecordingToSink(broadcaster, {
         source,

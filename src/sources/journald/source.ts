@@ -5,13 +5,8 @@ import type { TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
 import type { SplitLine } from '../lines.ts';
-import {
-  type LogSourceMetrics,
-  linesMalformed,
-  logSourceMetrics,
-  SampledWarning,
-  sourceCounter,
-} from '../metrics.ts';
+import { SampledWarning } from '../../core/sampled-warning.ts';
+import { type LogSourceMetrics, linesMalformed, logSourceMetrics, sourceCounter } from '../metrics.ts';
 import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';

@@ -7,6 +7,7 @@ import {
   type PartOutput,
   tailBytes,
 } from '../../../src/diagnostics/collect.ts';
+import { eventLoopTurnsDuring } from '../../support/event-loop-turns.ts';
 
 function part(name: string, text: string, maxBytes = 1 << 20): BundlePart & { budgets: number[] } {
   const budgets: number[] = [];
@@ -116,19 +117,13 @@ describe('collectBundle limits', () => {
 
   it('serves the event loop while it redacts a large part (the health probe keeps answering)', async () => {
     const text = 'kubelet: password=hunter2 and some more words on this line\n'.repeat(40_000);
-    let turns = 0;
-    let done = false;
-    const tick = () => {
-      turns++;
-      if (!done) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const bundle = await collectBundle(
-      [part('big.txt', text, 4 << 20)],
-      { maxBytes: 4 << 20, timeoutMs: 60_000 },
-      new FakeClock(),
+    const { result: bundle, turns } = await eventLoopTurnsDuring(() =>
+      collectBundle(
+        [part('big.txt', text, 4 << 20)],
+        { maxBytes: 4 << 20, timeoutMs: 60_000 },
+        new FakeClock(),
+      ),
     );
-    done = true;
     assert.equal(bundle.parts[0]?.status, 'ok');
     assert.equal(bundle.files[0]?.data.toString().includes('hunter2'), false);
     assert.ok(turns >= 10, `the event loop ran ${turns} times during the collection`);

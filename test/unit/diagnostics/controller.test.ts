@@ -19,15 +19,17 @@ function request(name: string, over: Partial<NodeDiagnosticRequest> = {}): NodeD
     maxBytes: undefined,
     phase: '',
     attempts: undefined,
+    completedAt: undefined,
     ...over,
   };
 }
 
-function setup(items: NodeDiagnosticRequest[]) {
+function setup(items: NodeDiagnosticRequest[], now = 0) {
   const registry = createRegistry();
   const patches: [string, NodeDiagnosticStatus][] = [];
   const uploads: { url: string; bytes: number }[] = [];
   const sinces: number[] = [];
+  const deletes: [string, string][] = [];
   const faults = { patch: 0, upload: undefined as Error | undefined };
   const parts: BundlePart[] = [
     { name: 'a.txt', maxBytes: 1 << 20, read: async () => ({ text: 'a'.repeat(4096) }) },
@@ -42,9 +44,12 @@ function setup(items: NodeDiagnosticRequest[]) {
         }
         patches.push([name, status]);
       },
+      delete: async (name, uid) => {
+        deletes.push([name, uid]);
+      },
     },
     nodeName: NODE,
-    clock: new FakeClock(),
+    clock: new FakeClock(now),
     registry,
     logger: silentLogger(),
     parts: (since) => {
@@ -60,7 +65,7 @@ function setup(items: NodeDiagnosticRequest[]) {
     const m = (await registry.getSingleMetric(name)?.get())?.values ?? [];
     return m.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
   };
-  return { controller, patches, uploads, sinces, faults, metric };
+  return { controller, patches, uploads, sinces, faults, metric, deletes };
 }
 
 describe('DiagnosticsController', () => {
@@ -132,6 +137,27 @@ describe('DiagnosticsController', () => {
     assert.match(dead.patches[0]?.[1].message ?? '', /agent stopped while collecting this request 2 times/);
     assert.equal(await dead.metric('npd_diagnostics_failures_total', { stage: 'interrupted' }), 1);
     assert.equal(await dead.metric('npd_diagnostics_requests_total', { result: 'failed' }), 1);
+  });
+
+  it('deletes its own finished requests once their TTL has passed, and counts them', async () => {
+    const now = Date.UTC(2026, 5, 1);
+    const hour = 3_600_000;
+    const { controller, deletes, metric } = setup(
+      [
+        request('old-done', { phase: 'Succeeded', completedAt: now - 25 * hour }),
+        request('old-failed', { phase: 'Failed', completedAt: now - 48 * hour }),
+        request('recent', { phase: 'Succeeded', completedAt: now - hour }),
+        request('other-node', { phase: 'Succeeded', completedAt: now - 48 * hour, nodeName: 'other' }),
+        request('running', { phase: 'Running', attempts: 1 }),
+      ],
+      now,
+    );
+    await controller.poll();
+    assert.deepEqual(deletes, [
+      ['old-done', 'uid-old-done'],
+      ['old-failed', 'uid-old-failed'],
+    ]);
+    assert.equal(await metric('npd_diagnostics_expired_total'), 2);
   });
 
   it('an upload failure gives Failed with its message and counts it', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tarGz } from '../../../src/diagnostics/tar.ts';
+import { eventLoopTurnsDuring } from '../../support/event-loop-turns.ts';
 
 describe('tarGz', () => {
   it('is read back by the real tar, nested names and exact sizes included', async () => {
@@ -28,15 +29,7 @@ describe('tarGz', () => {
   it('compresses off the main thread: the event loop keeps turning meanwhile', async () => {
     const data = Buffer.alloc(8 << 20);
     for (let i = 0; i < data.length; i++) data[i] = (i * 2654435761) >>> 24;
-    let turns = 0;
-    let done = false;
-    const tick = () => {
-      turns++;
-      if (!done) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const gz = await tarGz([{ name: 'big.bin', data }], 0);
-    done = true;
+    const { result: gz, turns } = await eventLoopTurnsDuring(() => tarGz([{ name: 'big.bin', data }], 0));
     assert.ok(gz.length > 0);
     assert.ok(turns >= 2, `the event loop ran ${turns} times while compressing`);
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Registry } from 'prom-client';
+import { FakeClock } from '../../../../src/core/clock.ts';
 import { silentLogger } from '../../../../src/core/logger.ts';
 import { Broadcaster, type BroadcasterOptions } from '../../../../src/events/record/broadcaster.ts';
 import { captureLogger, drain, metricValue } from './helpers.ts';
@@ -91,16 +92,22 @@ describe('Broadcaster distribution', () => {
 });
 
 describe('Broadcaster drop points (DropIfChannelFull)', () => {
-  it('drops at the incoming queue (1000) and counts and logs each drop', async () => {
+  it('drops at the incoming queue (1000), counts each drop and logs at most once a minute', async () => {
     const { logger, records } = captureLogger();
-    const { b, dropped } = make({ logger });
+    const clock = new FakeClock();
+    const { b, dropped } = make({ logger, clock });
     b.watch('w', () => {});
-    const accepted = Array.from({ length: 1005 }, (_, i) => b.actionOrDrop(i)).filter(Boolean).length;
+    const accepted = Array.from({ length: 3000 }, (_, i) => b.actionOrDrop(i)).filter(Boolean).length;
     assert.equal(accepted, 1000);
-    assert.equal(await dropped({ point: 'incoming', source: 'src' }), 5);
-    assert.equal(records.filter((r) => /too many queued events/.test(r.msg)).length, 5);
+    assert.equal(await dropped({ point: 'incoming', source: 'src' }), 2000);
+    const warnings = () => records.filter((r) => /too many queued events/.test(r.msg));
+    assert.equal(warnings().length, 1, 'a storm of 2,000 drops is one log line, not 2,000');
     await drain();
     assert.equal(b.queued(), 0);
+    clock.advance(60_000);
+    for (let i = 0; i < 1003; i++) b.actionOrDrop(i);
+    assert.equal(warnings().length, 2, 'the next minute logs again');
+    assert.equal(warnings()[1]?.count, 2000, 'with how many were dropped since the last line');
   });
 
   it('drops at a full watcher queue (1000) for that watcher only', async () => {

@@ -145,6 +145,15 @@ describe('FileTail behind the writer', () => {
   });
 });
 
+/** Within one slice: a -> app.log.1, b written; then b -> app.log.1 (a -> .2), c written. */
+const rotateInAndOut = (path: string) => {
+  renameSync(path, `${path}.1`);
+  writeFileSync(path, lines('b', 50));
+  renameSync(`${path}.1`, `${path}.2`);
+  renameSync(path, `${path}.1`);
+  writeFileSync(path, lines('c', 30));
+};
+
 describe('FileTail: a file rotated in and out between two looks at the path', () => {
   it('finds it beside the path, reads it in order and counts it', (t) => {
     const events: string[] = [];
@@ -152,14 +161,7 @@ describe('FileTail: a file rotated in and out between two looks at the path', ()
       maxBytesPerTick: 5 * LINE_BYTES,
       onEvent: (e) => events.push(e),
       at: {
-        // Within one slice: a -> app.log.1, b written; then b -> app.log.1 (a -> .2), c written.
-        3: (path) => {
-          renameSync(path, `${path}.1`);
-          writeFileSync(path, lines('b', 50));
-          renameSync(`${path}.1`, `${path}.2`);
-          renameSync(path, `${path}.1`);
-          writeFileSync(path, lines('c', 30));
-        },
+        3: rotateInAndOut,
       },
     });
     writeFileSync(`${h.path}.7`, lines('o', 5));
@@ -185,13 +187,7 @@ describe('FileTail: a file rotated in and out between two looks at the path', ()
       onEvent: (e) => events.push(e),
       refuseOpen: (path) => path.endsWith('.1'),
       at: {
-        3: (path) => {
-          renameSync(path, `${path}.1`);
-          writeFileSync(path, lines('b', 50));
-          renameSync(`${path}.1`, `${path}.2`);
-          renameSync(path, `${path}.1`);
-          writeFileSync(path, lines('c', 30));
-        },
+        3: rotateInAndOut,
       },
     });
     writeFileSync(h.path, lines('a', 100));
