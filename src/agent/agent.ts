@@ -9,6 +9,7 @@ import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
 import type { Condition, Status } from '../core/types.ts';
 import type { MallocTrimResult } from '../host/malloc-trim.ts';
+import { readBootId } from '../host/boot-id.ts';
 import { hostPaths } from '../host/paths.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
@@ -21,6 +22,7 @@ import { ProblemDetector, type ProblemOutlets } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import { HeapTrimmer } from './heap-trim.ts';
 import type { Options } from './options.ts';
+import { endedAtBoot } from './reboot.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
 import { createSubsystems, type Subsystems } from './subsystems.ts';
 
@@ -159,6 +161,7 @@ export class Agent {
   }
 
   private resume(plan: StartupPlan): void {
+    endedAtBoot(plan, this.deps);
     for (const r of this.running) r.monitor.restore?.(plan.restore);
     this.subsystems?.reporter.restore(plan.restore);
   }
@@ -190,6 +193,7 @@ export class Agent {
       logger,
       version: this.deps.version,
       conditionTypes: this.ownedTypes(configs),
+      bootId: await readBootId(hostPaths(options.hostRoot).proc),
       onStartup: (plan) => this.resume(plan),
     });
     this.exporter = exporter;

@@ -29,6 +29,7 @@ export interface ExporterDeps {
   readonly options: Options;
   /** Every condition type the configs declare: what this agent owns on the Node. */
   readonly conditionTypes: readonly string[];
+  readonly bootId: string | undefined;
   /** Called once with the Node's state, before the first condition sync. */
   readonly onStartup: (plan: StartupPlan) => void;
   readonly clock: Clock;
@@ -98,7 +99,7 @@ interface KubeParts {
 function kubernetes(deps: ExporterDeps, connection: ApiConnection): Exporter {
   const { options, clock, registry, logger } = deps;
   const { client, nodeInfo } = connectNode(deps, connection);
-  const ownership = new Ownership(deps.conditionTypes);
+  const ownership = new Ownership(deps.conditionTypes, deps.bootId);
   const startup = resumeNodeState(deps, nodeInfo, ownership);
   const conditions = startConditions(deps, client, nodeInfo, ownership, startup);
   const startedAt = clock.now();
@@ -265,8 +266,12 @@ function createTaints(
   client: KubeClient,
   hold: Promise<unknown>,
 ): TaintController | undefined {
-  const { options, clock, registry, logger } = deps;
-  const { taintOnCondition: rules, nodeName } = options;
+  const {
+    options: { taintOnCondition: rules, nodeName },
+    clock,
+    registry,
+    logger,
+  } = deps;
   if (rules.length === 0) return undefined;
   const taints = new TaintController({ rules, client, nodeName, clock, registry, logger, hold });
   taints.start();
