@@ -8,8 +8,8 @@ import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
 import type { Condition, Status } from '../core/types.ts';
-import type { MallocTrimResult } from '../host/malloc-trim.ts';
 import { readBootId } from '../host/boot-id.ts';
+import type { MallocTrimResult } from '../host/malloc-trim.ts';
 import { hostPaths } from '../host/paths.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
@@ -18,6 +18,7 @@ import type { Monitor, MonitorType } from '../monitors/monitor.ts';
 import { MonitorSupervisor } from '../monitors/supervisor.ts';
 import { type Endpoints, HttpServers } from '../server/http.ts';
 import { SourceHub } from '../sources/hub.ts';
+import { reportPreviousCrash } from './crash-report.ts';
 import { ProblemDetector, type ProblemOutlets } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import { HeapTrimmer } from './heap-trim.ts';
@@ -62,6 +63,7 @@ export class Agent {
   private reloads: ReturnType<typeof reloadMetrics> | undefined;
   private subsystems: Subsystems | undefined;
   private trimmer: HeapTrimmer | undefined;
+  private bootId: string | undefined;
 
   constructor(deps: AgentDeps) {
     this.deps = deps;
@@ -81,6 +83,8 @@ export class Agent {
     await this.listen();
     this.subsystems?.reporter.start();
     await this.supervisor.start((status, from) => detector.onStatus(status, from));
+    const crash = { hostRoot: this.deps.options.hostRoot, bootId: this.bootId, registry, logger };
+    void reportPreviousCrash(crash, (s) => detector.onStatus(s, crash));
     this.watchConfig();
     this.trimHeap();
     logger.info(
@@ -186,6 +190,7 @@ export class Agent {
 
   private async startExporter(): Promise<Exporter> {
     const { options, clock, registry, logger, configs } = this.deps;
+    this.bootId = await readBootId(hostPaths(options.hostRoot).proc);
     const exporter = await createExporter({
       options,
       clock,
@@ -193,7 +198,7 @@ export class Agent {
       logger,
       version: this.deps.version,
       conditionTypes: this.ownedTypes(configs),
-      bootId: await readBootId(hostPaths(options.hostRoot).proc),
+      bootId: this.bootId,
       onStartup: (plan) => this.resume(plan),
     });
     this.exporter = exporter;
