@@ -203,9 +203,7 @@ function kubeExporter(parts: KubeParts): Exporter {
     ...(diagnostics ? { diagnostics } : {}),
     events,
     async stop(graceMs) {
-      parts.nodeInfo.stop();
-      taints?.stop();
-      diagnostics?.stop();
+      for (const part of [parts.nodeInfo, taints, diagnostics]) part?.stop();
       // Events first: writing them moves the watermarks that the last condition patch carries.
       await pipeline?.shutdown(graceMs);
       await conditions.flush();
@@ -266,12 +264,8 @@ function createTaints(
   client: KubeClient,
   hold: Promise<unknown>,
 ): TaintController | undefined {
-  const {
-    options: { taintOnCondition: rules, nodeName },
-    clock,
-    registry,
-    logger,
-  } = deps;
+  const { options, clock, registry, logger } = deps;
+  const { taintOnCondition: rules, nodeName } = options;
   if (rules.length === 0) return undefined;
   const taints = new TaintController({ rules, client, nodeName, clock, registry, logger, hold });
   taints.start();
