@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
 import type { Condition, Status } from '../core/types.ts';
+import { readBootId } from '../host/boot-id.ts';
 import type { MallocTrimResult } from '../host/malloc-trim.ts';
 import { hostPaths } from '../host/paths.ts';
 import { registerBuildInfo } from '../metrics/build-info.ts';
@@ -18,10 +19,12 @@ import type { Monitor, MonitorType } from '../monitors/monitor.ts';
 import { MonitorSupervisor } from '../monitors/supervisor.ts';
 import { type Endpoints, HttpServers } from '../server/http.ts';
 import { SourceHub } from '../sources/hub.ts';
+import { reportPreviousCrash } from './crash-report.ts';
 import { ProblemDetector, type ProblemOutlets } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import { HeapTrimmer } from './heap-trim.ts';
 import type { Options } from './options.ts';
+import { endedAtBoot } from './reboot.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
 import { startErrorOf } from './listen-error.ts';
 import { readiness } from './readiness.ts';
@@ -66,6 +69,7 @@ export class Agent {
   private reloads: ReturnType<typeof reloadMetrics> | undefined;
   private subsystems: Subsystems | undefined;
   private trimmer: HeapTrimmer | undefined;
+  private bootId: string | undefined;
 
   constructor(deps: AgentDeps) {
     this.deps = deps;
@@ -86,6 +90,8 @@ export class Agent {
     await this.listen();
     this.subsystems?.reporter.start();
     await this.supervisor.start((status, from) => detector.onStatus(status, from));
+    const crash = { hostRoot: this.deps.options.hostRoot, bootId: this.bootId, registry, logger };
+    void reportPreviousCrash(crash, (s) => detector.onStatus(s, crash));
     this.watchConfig();
     this.trimHeap();
     const o = this.deps.options;
@@ -171,6 +177,7 @@ export class Agent {
   }
 
   private resume(plan: StartupPlan): void {
+    endedAtBoot(plan, this.deps);
     for (const r of this.running) r.monitor.restore?.(plan.restore);
     this.subsystems?.reporter.restore(plan.restore);
   }
@@ -195,6 +202,7 @@ export class Agent {
 
   private async startExporter(): Promise<Exporter> {
     const { options, clock, registry, logger, configs } = this.deps;
+    this.bootId = await readBootId(hostPaths(options.hostRoot).proc);
     const exporter = await createExporter({
       options,
       clock,
@@ -202,6 +210,7 @@ export class Agent {
       logger,
       version: this.deps.version,
       conditionTypes: this.ownedTypes(configs),
+      bootId: this.bootId,
       onStartup: (plan) => this.resume(plan),
     });
     this.exporter = exporter;

@@ -29,6 +29,7 @@ export interface ExporterDeps {
   readonly options: Options;
   /** Every condition type the configs declare: what this agent owns on the Node. */
   readonly conditionTypes: readonly string[];
+  readonly bootId: string | undefined;
   /** Called once with the Node's state, before the first condition sync. */
   readonly onStartup: (plan: StartupPlan) => void;
   readonly clock: Clock;
@@ -98,7 +99,7 @@ interface KubeParts {
 function kubernetes(deps: ExporterDeps, connection: ApiConnection): Exporter {
   const { options, clock, registry, logger } = deps;
   const { client, nodeInfo } = connectNode(deps, connection);
-  const ownership = new Ownership(deps.conditionTypes);
+  const ownership = new Ownership(deps.conditionTypes, deps.bootId);
   const startup = resumeNodeState(deps, nodeInfo, ownership);
   const conditions = startConditions(deps, client, nodeInfo, ownership, startup);
   const startedAt = clock.now();
@@ -202,9 +203,7 @@ function kubeExporter(parts: KubeParts): Exporter {
     ...(diagnostics ? { diagnostics } : {}),
     events,
     async stop(graceMs) {
-      parts.nodeInfo.stop();
-      taints?.stop();
-      diagnostics?.stop();
+      for (const part of [parts.nodeInfo, taints, diagnostics]) part?.stop();
       // Events first: writing them moves the watermarks that the last condition patch carries.
       await pipeline?.shutdown(graceMs);
       await conditions.flush();

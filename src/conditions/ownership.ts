@@ -6,6 +6,8 @@ import { parseKubeTime } from '../kube/time.ts';
 export const MANAGED_ANNOTATION = 'node-problem-detector.io/managed-conditions';
 /** Per source, the newest event timestamp already recorded, so a lookback replay is not re-posted. */
 export const WATERMARK_ANNOTATION = 'node-problem-detector.io/event-watermarks';
+/** The boot the Node's conditions were written in, so a restart after a reboot does not resume them. */
+export const BOOT_ANNOTATION = 'node-problem-detector.io/boot-id';
 
 /** What a status patch carries besides the conditions. */
 export interface PatchExtras {
@@ -19,6 +21,13 @@ export interface StartupPlan {
   /** Types an earlier configuration managed and this one does not. */
   readonly stale: readonly string[];
   readonly watermarks: Readonly<Record<string, number>>;
+  /**
+   * The owned conditions the Node showed from an earlier boot, not resumed: whatever they said ended
+   * with that boot (a kernel oops, a file system forced read-only, a GPU that needs a reset), and what
+   * still holds is found again by this boot's log and probes. Empty when the boot is the same or
+   * cannot be told (no boot ID, or a Node written by a version without the annotation).
+   */
+  readonly endedAtBoot: readonly Condition[];
 }
 
 /**
@@ -29,21 +38,31 @@ export class Ownership {
   private configured: readonly string[];
   private stale: readonly string[] = [];
   private watermarks: Record<string, number> = {};
+  private readonly bootId: string | undefined;
 
-  constructor(configuredTypes: readonly string[]) {
+  /** `bootId`: this boot's /proc/sys/kernel/random/boot_id, undefined where it cannot be read. */
+  constructor(configuredTypes: readonly string[], bootId?: string) {
     this.configured = [...new Set(configuredTypes)].sort();
+    this.bootId = bootId;
   }
 
   plan(node: NodeSnapshot): StartupPlan {
     const owned = new Set(this.configured);
-    const restore = node.conditions
+    const found = node.conditions
       .map(toCondition)
       .filter((c): c is Condition => c !== undefined && owned.has(c.type));
+    const written = node.annotations[BOOT_ANNOTATION];
+    const rebooted = this.bootId !== undefined && written !== undefined && written !== this.bootId;
     const previous = parseList(node.annotations[MANAGED_ANNOTATION]);
     const present = new Set(node.conditions.map((c) => c.type));
     this.stale = previous.filter((t) => !owned.has(t) && present.has(t));
     this.watermarks = parseWatermarks(node.annotations[WATERMARK_ANNOTATION]);
-    return { restore, stale: this.stale, watermarks: { ...this.watermarks } };
+    return {
+      restore: rebooted ? [] : found,
+      stale: this.stale,
+      watermarks: { ...this.watermarks },
+      endedAtBoot: rebooted ? found.filter((c) => c.status === 'True') : [],
+    };
   }
 
   /** A reload changed the configured types: the ones dropped are deleted from the Node. */
@@ -67,6 +86,7 @@ export class Ownership {
       annotations: {
         [MANAGED_ANNOTATION]: JSON.stringify(this.configured),
         [WATERMARK_ANNOTATION]: JSON.stringify(this.watermarks),
+        ...(this.bootId === undefined ? {} : { [BOOT_ANNOTATION]: this.bootId }),
       },
     };
   }
