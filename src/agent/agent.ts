@@ -1,4 +1,4 @@
-import type { Gauge, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { allConditionTypes, checkOwners } from '../conditions/owners.ts';
 import type { StartupPlan } from '../conditions/ownership.ts';
 import { ConfigError, formatIssue } from '../config/errors.ts';
@@ -6,7 +6,6 @@ import type { LoadedConfig } from '../config/load.ts';
 import { ConfigWatcher } from '../config/watch.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
-import { counter, gauge } from '../core/metrics.ts';
 import type { Condition, Status } from '../core/types.ts';
 import { readBootId } from '../host/boot-id.ts';
 import type { MallocTrimResult } from '../host/malloc-trim.ts';
@@ -23,11 +22,12 @@ import { reportPreviousCrash } from './crash-report.ts';
 import { ProblemDetector, type ProblemOutlets } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import { HeapTrimmer } from './heap-trim.ts';
+import { startErrorOf } from './listen-error.ts';
 import type { Options } from './options.ts';
+import { readiness } from './readiness.ts';
 import { endedAtBoot } from './reboot.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
-import { startErrorOf } from './listen-error.ts';
-import { readiness } from './readiness.ts';
+import { reloadMetrics } from './reload-metrics.ts';
 import { logStartupSummary } from './startup-summary.ts';
 import { createSubsystems, type Subsystems } from './subsystems.ts';
 
@@ -282,30 +282,4 @@ export class Agent {
       conditions: () => this.exporter?.conditions.conditions() ?? [],
     };
   }
-}
-
-function reloadMetrics(registry: Registry) {
-  const total = counter(registry, {
-    name: 'npd_config_reloads_total',
-    help: 'Config reloads by result.',
-    labelNames: ['result'],
-  });
-  const ok: Gauge = gauge(registry, {
-    name: 'npd_config_last_reload_successful',
-    help: '1 if the last config reload was applied, 0 if it was rejected.',
-  });
-  const inPlace = counter(registry, {
-    name: 'npd_config_reconfigure_failures_total',
-    help: 'Monitors whose in-place reconfigure threw during a reload; each was restarted instead.',
-  });
-  total.inc({ result: 'success' }, 0);
-  total.inc({ result: 'failure' }, 0);
-  ok.set(1);
-  return {
-    reconfigureFailed: () => inPlace.inc(),
-    result(success: boolean) {
-      total.inc({ result: success ? 'success' : 'failure' });
-      ok.set(success ? 1 : 0);
-    },
-  };
 }

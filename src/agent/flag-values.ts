@@ -45,3 +45,19 @@ export function checkListen(o: Listen, errors: string[]): void {
       errors.push(`--${portFlag}: ${port} is not a port number (0-65535)`);
   }
 }
+
+/** A comma-separated list of IP addresses and CIDRs; each malformed entry is an error. */
+export function toAddressList(name: string, value: string, errors: string[]): string[] {
+  const entries = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  for (const entry of entries) {
+    const [address = '', bits, extra] = entry.split('/');
+    const max = isIP(address) === 4 ? 32 : 128;
+    const badBits = bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+    if (isIP(address) === 0 || badBits || extra !== undefined)
+      errors.push(`--${name}: ${entry} is not an IP address or CIDR`);
+  }
+  return entries;
+}

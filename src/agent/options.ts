@@ -1,11 +1,10 @@
-import { isIP } from 'node:net';
 import { SUBSYSTEM_DEFAULTS } from '../conditions/subsystem.ts';
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
 import type { LogFormat } from '../core/logger.ts';
 import { validatePersistConfig } from '../events/persist/config.ts';
 import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
 import { B, D, type FlagReader, I, IGNORED, L, S } from './flag-specs.ts';
-import { checkListen, toDuration, toNumber } from './flag-values.ts';
+import { checkListen, toAddressList, toDuration, toNumber } from './flag-values.ts';
 import { KLOG_FLAGS } from './klog-flags.ts';
 import { EVENT_SINK_FLAGS, type EventSinkOptions, eventSinkOptions } from './sink-options.ts';
 
@@ -193,7 +192,11 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     diagnostics: f.get('diagnostics') === 'true',
     diagnosticsPollMs: f.dur('diagnostics-poll-period'),
     logFormat: logFormat(f),
-    diagnosticsUploadAllow: addressList(f, 'diagnostics-upload-allow'),
+    diagnosticsUploadAllow: toAddressList(
+      'diagnostics-upload-allow',
+      f.get('diagnostics-upload-allow'),
+      f.errors,
+    ),
     diagnosticsFinishedTtlMs: f.dur('diagnostics-finished-ttl'),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
@@ -205,23 +208,6 @@ function logFormat(f: FlagReader): LogFormat | undefined {
   if (v === 'json' || v === 'text') return v;
   if (v !== '') f.errors.push(`--log-format must be json or text, not "${v}"`);
   return undefined;
-}
-
-/** A comma-separated list of IP addresses and CIDRs; each malformed entry is an error. */
-function addressList(f: FlagReader, name: string): string[] {
-  const entries = f
-    .get(name)
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e !== '');
-  for (const entry of entries) {
-    const [address = '', bits, extra] = entry.split('/');
-    const max = isIP(address) === 4 ? 32 : 128;
-    const badBits = bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max);
-    if (isIP(address) === 0 || badBits || extra !== undefined)
-      f.errors.push(`--${name}: ${entry} is not an IP address or CIDR`);
-  }
-  return entries;
 }
 
 function subsystemOptions(

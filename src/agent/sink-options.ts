@@ -1,6 +1,6 @@
 import type { FlagSpec } from '../config/flag-parser.ts';
-import { parseResourceAttributes, readOtlpCa } from '../events/persist/otlp-config.ts';
 import { type PersistConfig, parseHeaderFlags } from '../events/persist/config.ts';
+import { parseResourceAttributes, readOtlpCa } from '../events/persist/otlp-config.ts';
 import { B, D, type FlagReader, I, L, S } from './flag-specs.ts';
 
 /** The flags of the sinks that persist events besides the API server (docs/event-sinks.md). */

@@ -1,13 +1,13 @@
+import type { Registry } from 'prom-client';
 import { ConditionChangeLog } from '../conditions/change-log.ts';
 import { SubsystemHealth } from '../conditions/subsystem.ts';
 import { SubsystemReporter } from '../conditions/subsystem-reporter.ts';
 import { SubsystemTable } from '../conditions/subsystem-table.ts';
 import type { LoadedConfig } from '../config/load.ts';
-import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Condition } from '../core/types.ts';
 import { counter } from '../core/metrics.ts';
+import type { Condition } from '../core/types.ts';
 import type { Options } from './options.ts';
 
 /** The opt-in subsystem conditions (--subsystem-conditions): a reporter and the types it owns. */

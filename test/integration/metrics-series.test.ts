@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pkg from '../../package.json' with { type: 'json' };
+import { startAgent } from '../support/agent-process.ts';
 import { json, startFakeApiServer } from '../support/fake-apiserver.ts';
 import { parseExposition } from '../support/scrape.ts';
-import { startAgent } from '../support/agent-process.ts';
 
 async function scrape(args: string[]) {
   const agent = await startAgent(args);
