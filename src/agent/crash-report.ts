@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../core/logger.ts';
-import { counter } from '../core/metrics.ts';
+import { counter, zeroed } from '../core/metrics.ts';
 import type { Status } from '../core/types.ts';
 import { hostPaths } from '../host/paths.ts';
 import { readPstoreDmesg } from '../host/pstore.ts';
@@ -42,6 +42,9 @@ async function report(deps: CrashReportDeps, emit: (s: Status) => void): Promise
     help: 'pstore dmesg records or dumps not reported, by reason.',
     labelNames: ['reason'],
   });
+  // Every known series exists from the start, so increase() sees the first crash (docs/metrics.md).
+  zeroed(crashes, { kind: 'panic' }, { kind: 'oops' }, { kind: 'hard_lockup' });
+  zeroed(skipped, { reason: 'compressed' }, { reason: 'oversized' }, { reason: 'no_crash' });
   const read = await readPstoreDmesg(join(hostPaths(deps.hostRoot).sys, 'fs', 'pstore'));
   for (const s of read.skipped) skipped.inc({ reason: s.reason });
   const { reports, withoutCrash } = crashReports(read.records, deps.bootId);
