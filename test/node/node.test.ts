@@ -101,8 +101,15 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
       count?: number;
     }[];
     const ours = events.filter((e) => e.message.includes(mark)).map((e) => `${e.reason} x${e.count ?? 1}`);
-    // The OOM kill and the XfsShutdown change, each once: the new pod replayed the line but sent neither.
-    assert.deepEqual(ours.sort(), ['OOMKilling x1', 'XfsHasShutdown x1']);
+    // Each event about the marked lines once, with count 1: the new pod replayed the lines but sent
+    // nothing again. (The XfsShutdown change event is there only when no earlier XFS line of the last
+    // 5 minutes, such as the container suite's, had set the condition first.)
+    assert.ok(ours.includes('OOMKilling x1'), JSON.stringify(ours));
+    assert.deepEqual(
+      ours,
+      [...new Set(ours)].filter((e) => e.endsWith(' x1')),
+      JSON.stringify(ours),
+    );
   });
 
   test('real probes: containerd and the kubelet healthy, down, recovered; taints act while the runtime is down', {
