@@ -101,6 +101,7 @@ export class Agent {
       node: o.nodeName,
       monitors: this.running.map((r) => r.monitor.source),
       conditions: detector.conditions(),
+      kmsg: this.monitorDeps?.sources?.positions() ?? [],
       listen: [
         { name: 'status', address: o.address, port: o.port },
         { name: 'metrics', address: o.prometheusAddress, port: o.prometheusPort },

@@ -7,6 +7,8 @@ export interface StartupFacts {
   readonly node: string;
   readonly monitors: readonly string[];
   readonly conditions: Iterable<Condition>;
+  /** Where each kmsg reader starts ("<source>: <where>"), so a replayed or skipped backlog is no surprise. */
+  readonly kmsg: readonly string[];
   readonly listen: readonly { readonly name: string; readonly address: string; readonly port: number }[];
 }
 
@@ -16,6 +18,7 @@ export interface StartupFacts {
  */
 export function logStartupSummary(logger: Logger, f: StartupFacts): void {
   const all = [...f.conditions];
+  const count = `${all.length} ${all.length === 1 ? 'condition' : 'conditions'}`;
   const problems = all.filter((c) => c.status === 'True').map((c) => `${c.type}(${c.reason})`);
   const listen = f.listen
     .filter((l) => l.port > 0)
@@ -28,10 +31,11 @@ export function logStartupSummary(logger: Logger, f: StartupFacts): void {
       monitors: f.monitors,
       conditions: all.length,
       problems,
+      kmsg: f.kmsg,
       listen,
     },
     problems.length === 0
-      ? `agent started: ${all.length} conditions, none True`
-      : `agent started: ${all.length} conditions, ${problems.length} True: ${problems.join(', ')}`,
+      ? `agent started: ${count}, none True`
+      : `agent started: ${count}, ${problems.length} True: ${problems.join(', ')}`,
   );
 }

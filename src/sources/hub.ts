@@ -68,7 +68,13 @@ export class SourceHub {
         sub.literals = literals;
         joined?.retune();
       },
+      position: () => joined?.source.position?.(),
     };
+  }
+
+  /** Where each running reader that can tell starts reading (one per shared reader). */
+  positions(): string[] {
+    return [...this.shared.values()].flatMap((s) => s.source.position?.() ?? []);
   }
 
   private join(key: string, make: () => LogSource, sub: Subscriber): SharedSource {

@@ -45,4 +45,6 @@ export interface LogSource {
   health(): MonitorHealth;
   /** Tells a shared source that the reader's rules, and so its literals, changed. */
   retune?(literals: readonly string[]): void;
+  /** Where reading starts, for the start-up summary ("<source>: <where>"); undefined until known. */
+  position?(): string | undefined;
 }

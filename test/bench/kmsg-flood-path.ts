@@ -19,7 +19,7 @@ import { SystemLogMonitor } from '../../src/monitors/system-log/monitor.ts';
 import { systemLogConfigKind } from '../../src/monitors/system-log/schema.ts';
 import type { LogMonitorConfig } from '../../src/rules/config.ts';
 import { SourceHub } from '../../src/sources/hub.ts';
-import type { KmsgDevice } from '../../src/sources/kmsg/reader.ts';
+import type { KmsgDevice } from '../../src/host/kmsg-snapshot.ts';
 import { createKmsgSource } from '../../src/sources/kmsg/source.ts';
 import { kernelCorpus } from './kernel-corpus.ts';
 

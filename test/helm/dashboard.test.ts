@@ -128,6 +128,62 @@ describe('dashboard and alert queries on the real agent’s series', { skip }, (
       );
   });
 
+  test('every panel selector filters by the cluster and job variables; stat panels have thresholds', () => {
+    const unfiltered = dashboardQueries(dashboard)
+      .filter((q) => q.where.startsWith('panel'))
+      .flatMap((q) => {
+        const selectors = [...q.expr.matchAll(/[a-zA-Z_:][\w:]*\{([^}]*)\}/g)].map((m) => m[1] ?? '');
+        const bare = metricNames(q.expr).length - selectors.length;
+        return selectors
+          .filter((s) => !s.includes('cluster=~"$cluster"') || !s.includes('job=~"$job"'))
+          .map((s) => `${q.where}: {${s}}`)
+          .concat(bare > 0 ? [`${q.where}: ${bare} selector(s) without labels`] : []);
+      });
+    assert.deepEqual(unfiltered, []);
+    const names = dashboard.templating.list.map((v: { name: string }) => v.name);
+    for (const v of ['cluster', 'job', 'node']) assert.ok(names.includes(v), `variable $${v}`);
+    const stats = panels(dashboard.panels).filter((p) => p.type === 'stat');
+    assert.ok(stats.length >= 3);
+    for (const p of stats) {
+      const steps = p.fieldConfig?.defaults?.thresholds?.steps ?? [];
+      assert.ok(steps.length >= 2, `panel "${p.title}" has thresholds`);
+    }
+  });
+
+  test('Agent CPU and memory show the agent, not the kubelet scraped with the same node label', async () => {
+    const at = scrapes.length - 1;
+    const rss = Number(scrapes.at(-1)!.samples.get('process_resident_memory_bytes'));
+    const panel = (t: string) => queries().find((q) => q.where === `panel "${t}" target 0`)!.expr;
+    const agentCpu = 'sum by (node) (rate(process_cpu_seconds_total{job="node-problem-detector"}[2m]))';
+    const node = `{node="${cp.nodeName}"}`;
+    // The test above fails when the variable is missing; here its values must be the agent's job only.
+    const jobVariable = queries().find((q) => q.where === 'variable $job')?.expr;
+    const r = await promtoolQueries(
+      [],
+      [
+        // The panel's rate minus the agent's own: 0 only if the kubelet's 1 core/s is not in it.
+        {
+          expr: `${panel('Agent CPU')} - on (node) ${agentCpu}`,
+          eval_time: `${at}m`,
+          exp_samples: [{ labels: node, value: 0 }],
+        },
+        { expr: panel('Agent memory'), eval_time: `${at}m`, exp_samples: [{ labels: node, value: rss }] },
+        { expr: panel('Agents scraped'), eval_time: `${at}m`, exp_samples: [{ labels: '{}', value: 1 }] },
+        ...(jobVariable
+          ? [
+              {
+                expr: `count by (job) (${jobVariable})`,
+                eval_time: `${at}m`,
+                exp_samples: [{ labels: '{job="node-problem-detector"}', value: 1 }],
+              },
+            ]
+          : []),
+      ],
+    );
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.ok(rss > 0 && rss < KUBELET_RSS, 'the agent and the kubelet differ');
+  });
+
   test('every query names only metrics the agent exposes', () => {
     const missing = queries().flatMap((q) => unknownNames(q, scrapes.at(-1)!).map((n) => `${q.where}: ${n}`));
     assert.deepEqual(missing, []);
@@ -151,13 +207,27 @@ describe('dashboard and alert queries on the real agent’s series', { skip }, (
     assert.notEqual(broken.code, 0, 'an expression that does not parse fails even where no data is required');
   });
 
-  /** One promql_expr_test per query, evaluated at the last scrape (scrapes are 1 m apart). */
-  async function promtoolQueries(qs: readonly Query[]) {
+  /**
+   * One promql_expr_test per query, evaluated at the last scrape (scrapes are 1 m apart), plus `extra`
+   * tests. The kubelet is scraped too, with the same node label (as under Prometheus Operator), and uses
+   * far more CPU and memory than the agent.
+   */
+  async function promtoolQueries(qs: readonly Query[], extra: readonly object[] = []) {
     const labels = { job: 'node-problem-detector', instance: '127.0.0.1:20257', node: cp.nodeName };
     const up = {
       series: `up{job="node-problem-detector",instance="127.0.0.1:20257",node="${cp.nodeName}"}`,
       values: '1 1',
     };
+    const n = scrapes.length - 1;
+    const kubelet = (name: string, values: string) => ({
+      series: `${name}{job="kubelet",instance="10.0.0.1:10250",metrics_path="/metrics",node="${cp.nodeName}"}`,
+      values,
+    });
+    const kubeletSeries = [
+      kubelet('up', `1x${n}`),
+      kubelet('process_cpu_seconds_total', `0+60x${n}`),
+      kubelet('process_resident_memory_bytes', `${KUBELET_RSS}x${n}`),
+    ];
     const tests = qs.map((q) => ({
       // Data: count(Q) > 0 -> 1, none -> 0. Otherwise only errors fail: the result is 1 either way.
       expr: mustShowData(q)
@@ -173,13 +243,29 @@ describe('dashboard and alert queries on the real agent’s series', { skip }, (
         rule_files: [],
         evaluation_interval: '1m',
         tests: [
-          { interval: '1m', input_series: [...inputSeries(scrapes, labels), up], promql_expr_test: tests },
+          {
+            interval: '1m',
+            input_series: [...inputSeries(scrapes, labels), up, ...kubeletSeries],
+            promql_expr_test: [...tests, ...extra],
+          },
         ],
       }),
     );
     return runTool(tools!.promtool, ['test', 'rules', file]);
   }
 });
+
+const KUBELET_RSS = 4e9;
+
+interface DashboardPanel {
+  type: string;
+  title?: string;
+  panels?: DashboardPanel[];
+  fieldConfig?: { defaults?: { thresholds?: { steps?: unknown[] } } };
+}
+
+const panels = (list: DashboardPanel[]): DashboardPanel[] =>
+  list.flatMap((p) => [p, ...panels(p.panels ?? [])]);
 
 async function scrape(agent: AgentProcess, file: string): Promise<Scrape> {
   const text = await (await fetch(agent.metricsUrl)).text();

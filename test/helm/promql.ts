@@ -134,6 +134,9 @@ export const GRAFANA_VARS: Record<string, string> = {
   $__rate_interval: '2m',
   $__range: '5m',
   $node: '.*',
+  $cluster: '.*',
+  // $job's "All" has no custom value, so Grafana sends the values it found: the agent's job only.
+  $job: 'node-problem-detector',
 };
 
 export function substituteGrafanaVars(expr: string): string {

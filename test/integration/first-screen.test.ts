@@ -68,6 +68,13 @@ describe('first screen', () => {
       'probe-monitor',
     ]);
     assert.ok(Number(summary.conditions) >= 5, String(summary.conditions));
+    // The shipped kmsg monitors share one reader; where it starts depends on this host's uptime.
+    const kmsg = summary.kmsg as string[];
+    assert.equal(kmsg.length, 1, JSON.stringify(kmsg));
+    assert.match(
+      kmsg[0]!,
+      /^kernel-monitor: from (the start of the ring|the lookback: records since \d{4}-)/,
+    );
     const listen = summary.listen as string[];
     assert.deepEqual(listen, [
       `status=${new URL(agent.statusUrl).host}`,

@@ -1,4 +1,4 @@
-import type { KmsgDevice } from '../../src/sources/kmsg/reader.ts';
+import type { KmsgDevice } from '../../src/host/kmsg-snapshot.ts';
 
 export function errno(code: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: fake kmsg device`), { code });

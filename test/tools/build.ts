@@ -68,7 +68,7 @@ await build({
   minify: process.env.NPD_BUILD_MINIFY !== '0',
   sourcemap: 'linked',
   legalComments: 'linked',
-  external: ['re2', 'koffi', 'pino-pretty', '@kubernetes/client-node'],
+  external: ['re2', 'koffi', '@kubernetes/client-node'],
   banner: {
     // Bundled CommonJS dependencies call require() for Node built-ins.
     js: "import { createRequire as __npdCreateRequire } from 'node:module'; const require = __npdCreateRequire(import.meta.url);",

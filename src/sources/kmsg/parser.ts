@@ -33,6 +33,8 @@ const ESCAPE_RUN = /(?:\\x[0-9a-fA-F]{2})+/g;
 
 /** A record header starts a line: the ABI has at least prio, seq and usec before the flags. */
 const RECORD_START = /^\d+,\d+,\d+[,;]/;
+/** The sequence number of a record whose rest is unreadable, so its slot is not counted as lost. */
+export const LEADING_SEQ = /^\d+,(\d+)[,;]/;
 
 export function unescapeKmsg(text: string): string {
   if (!text.includes('\\x')) return text;

@@ -11,9 +11,8 @@ import { kmsgAccessHint, toError } from './access.ts';
 import { decodeKmsgFields, type KmsgFields } from './decode.ts';
 import { BUSY_POLL_MS, nextDrain, type Pace, QUIET } from './pacing.ts';
 import { createMetrics, type ReaderMetrics, SKIP_REASONS, type SkipReason } from './metrics.ts';
-import { kmsgTimestampMs, parseKmsgRecord } from './parser.ts';
-
-export type { KmsgDevice } from '../../host/kmsg-snapshot.ts';
+import { kmsgTimestampMs, LEADING_SEQ, parseKmsgRecord } from './parser.ts';
+import { kmsgStartPosition } from './position.ts';
 
 export interface KmsgReaderOptions {
   readonly clock: Clock;
@@ -40,11 +39,9 @@ export interface KmsgReaderOptions {
 
 type Step = 'more' | 'idle' | Error;
 
-const RETRY_INITIAL_MS = 1000;
-const RETRY_MAX_MS = 30_000;
+const RETRY = { initialMs: 1000, maxMs: 30_000 } as const;
 /** Records plus dictionaries stay under 8 KiB (CONSOLE_EXT_LOG_MAX); a short buffer loses the record. */
 const DEFAULT_BUFFER_BYTES = 64 * 1024;
-const LEADING_SEQ = /^\d+,(\d+)[,;]/;
 
 /**
  * Reads /dev/kmsg like NPD's kmsg watcher. Counts: every successful read() is one line read, and ends
@@ -66,6 +63,8 @@ export class KmsgReader {
   private detail = 'not started';
   private bootTime: number | undefined;
   private startAt = 0;
+  /** Where in the ring reading starts (for the start-up summary), once the boot time is known. */
+  startsFrom: string | undefined;
   /** Until the first EAGAIN the reader is replaying history, which the start time filters. */
   private backlogDone = false;
   private lastSeq: number | undefined;
@@ -111,7 +110,9 @@ export class KmsgReader {
       if (uptime instanceof Error) return this.fail('boot time', uptime);
       const now = this.opts.clock.now();
       this.bootTime = bootTimeMs(now, uptime);
-      this.startAt = startTime(now, uptime, this.opts.lookbackMs ?? 0, this.opts.delayMs ?? 0);
+      const { lookbackMs = 0, delayMs = 0 } = this.opts;
+      this.startAt = startTime(now, uptime, lookbackMs, delayMs);
+      this.startsFrom = kmsgStartPosition(this.bootTime, this.startAt, lookbackMs, delayMs);
     }
     try {
       this.fd = this.device.openSync(this.path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
@@ -268,7 +269,7 @@ export class KmsgReader {
     this.detail = hint ?? `${what}: ${err.message}`;
     this.metrics.restarts.inc();
     this.failures += 1;
-    const delayMs = backoffMs(this.failures, RETRY_INITIAL_MS, RETRY_MAX_MS);
+    const delayMs = backoffMs(this.failures, RETRY.initialMs, RETRY.maxMs);
     this.opts.logger.warn({ err: err.message, delayMs }, `kmsg reader failed (${what}); retrying`);
     this.schedule(delayMs);
     return false;

@@ -38,5 +38,8 @@ export function createKmsgSource(
     health() {
       return reader?.health() ?? { up: false, healthy: false, detail: 'not started' };
     },
+    position() {
+      return reader?.startsFrom === undefined ? undefined : `${config.source}: ${reader.startsFrom}`;
+    },
   };
 }

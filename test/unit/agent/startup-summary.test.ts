@@ -21,6 +21,7 @@ function summary(conditions: Condition[]) {
     node: 'n1',
     monitors: ['kernel-monitor'],
     conditions,
+    kmsg: ['kernel-monitor: from the start of the ring'],
     listen: [
       { name: 'status', address: '127.0.0.1', port: 20256 },
       { name: 'metrics', address: '', port: 20257 },
@@ -41,9 +42,16 @@ describe('start-up summary', () => {
     assert.deepEqual(s.problems, ['KernelDeadlock(DockerHung)']);
     assert.deepEqual(s.listen, ['status=127.0.0.1:20256', 'metrics=0.0.0.0:20257']);
     assert.equal(s.version, '1.2.3');
+    assert.deepEqual(
+      s.kmsg,
+      ['kernel-monitor: from the start of the ring'],
+      'where the kernel log is read from',
+    );
   });
 
-  it('says none are True when none are', () => {
-    assert.equal(summary([cond('A', 'False', 'Ok')]).msg, 'agent started: 1 conditions, none True');
+  it('says none are True when none are, with a singular for one condition', () => {
+    assert.equal(summary([cond('A', 'False', 'Ok')]).msg, 'agent started: 1 condition, none True');
+    assert.equal(summary([]).msg, 'agent started: 0 conditions, none True');
+    assert.equal(summary([cond('A', 'True', 'Bad')]).msg, 'agent started: 1 condition, 1 True: A(Bad)');
   });
 });
