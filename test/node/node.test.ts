@@ -16,10 +16,18 @@ import { waitFor } from '../support/agent-process.ts';
 import { type NodeCluster, startNodeCluster } from './harness/node-cluster.ts';
 import { helmBinary, helmInstall } from './helm.ts';
 import { checkIdentity, checkStartedByKubelet, nodeView, survivesKubeletUpdates } from './install.ts';
+import { checkRotation, watchRestarts } from './lifecycle.ts';
 import { formatLoad, loadPod } from './load.ts';
 import { probesOverlayPatch, writeProbesWithoutSystemd } from './overlay.ts';
-import { bothProbesHealthy, podPhase, taintsAct, taintsGone, testPod, waitCondition } from './probes.ts';
-import { checkRotation, watchRestarts } from './lifecycle.ts';
+import {
+  bothProbesHealthy,
+  podPhase,
+  SUBSYSTEM_RECOVERY_MS,
+  taintsAct,
+  taintsGone,
+  testPod,
+  waitCondition,
+} from './probes.ts';
 import { nodeSkip } from './skip.ts';
 import {
   type AgentPod,
@@ -126,7 +134,7 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
       assert.equal((await agentPods(node))[0]?.uid, pod.uid, 'the agent pod tolerates its own taint');
       await node.containerd.start();
       await waitCondition(node, 'ContainerRuntimeUnhealthy', 'False');
-      await waitCondition(node, 'ContainerRuntimeReady', 'True');
+      await waitCondition(node, 'ContainerRuntimeReady', 'True', undefined, SUBSYSTEM_RECOVERY_MS);
       await taintsGone(node, 'pending');
       await node.kubelet.stop();
       await waitCondition(node, 'KubeletUnhealthy', 'True', /Kubelet/);

@@ -4,6 +4,8 @@
  * containerd is what makes ContainerRuntimeUnhealthy True, so the taint checks run while it is down.
  */
 import assert from 'node:assert/strict';
+import { SUBSYSTEM_DEFAULTS } from '../../src/conditions/subsystem.ts';
+import { parseGoDuration } from '../../src/gocompat/duration.ts';
 import { waitFor } from '../support/agent-process.ts';
 import { PAUSE_IMAGE } from './harness/containerd.ts';
 import type { NodeCluster } from './harness/node-cluster.ts';
@@ -17,12 +19,15 @@ export const PROBE_ARGS = [
 ];
 /** docs/probes.md: interval 10 s (+3 s splay), failureThreshold 2, requestTimeout 3 s, then a patch. */
 export const PROBE_DEADLINE_MS = 90_000;
+/** A *Ready subsystem condition turns True again only after --subsystem-hold (default 2m) without a problem. */
+export const SUBSYSTEM_RECOVERY_MS = PROBE_DEADLINE_MS + Number(parseGoDuration(SUBSYSTEM_DEFAULTS.hold));
 
 export async function waitCondition(
   node: NodeCluster,
   type: string,
   status: string,
   reason?: RegExp,
+  timeoutMs = PROBE_DEADLINE_MS,
 ): Promise<void> {
   let last: unknown;
   await waitFor(
@@ -31,7 +36,7 @@ export async function waitCondition(
       last = c;
       return c?.status === status && (reason === undefined || reason.test(c.reason ?? ''));
     },
-    PROBE_DEADLINE_MS,
+    timeoutMs,
     () => `${type} is not ${status}: ${JSON.stringify(last)}`,
   );
 }
@@ -39,7 +44,7 @@ export async function waitCondition(
 export async function bothProbesHealthy(node: NodeCluster): Promise<void> {
   await waitCondition(node, 'ContainerRuntimeUnhealthy', 'False', /ContainerRuntimeIsHealthy/);
   await waitCondition(node, 'KubeletUnhealthy', 'False', /KubeletIsHealthy/);
-  await waitCondition(node, 'ContainerRuntimeReady', 'True');
+  await waitCondition(node, 'ContainerRuntimeReady', 'True', undefined, SUBSYSTEM_RECOVERY_MS);
 }
 
 /**

@@ -15,14 +15,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type ControlPlane, startControlPlane } from '../../e2e/harness/controlplane.ts';
 import { type ManagedProcess, sleep } from '../../e2e/harness/processes.ts';
-import { Containerd, prepareContainerd } from './containerd.ts';
+import { Containerd, PAUSE_IMAGE, prepareContainerd } from './containerd.ts';
 import { Controllers } from './controllers.ts';
 import { ensureSystemBus, stopSystemBus } from './dbus.ts';
 import { AGENT_IMAGE, ensurePauseImage, saveImage } from './images.ts';
 import { Kubelet, prepareKubelet } from './kubelet.ts';
 import { removeLeftovers, unmountUnder } from './leftovers.ts';
 import { createBridge, deleteBridge, NODE_IP, SERVICE_RANGE } from './network.ts';
-import { PAUSE_IMAGE } from './containerd.ts';
 
 export const NODE_NAME = 'npd-node';
 const KUBELET_USER = `system:node:${NODE_NAME}`;
