@@ -174,16 +174,17 @@ export class ConditionManager {
   }
 
   /**
-   * At shutdown: stops the loop and sends, once, what the next tick would have sent (changed
-   * conditions, moved event watermarks), so a restarted agent neither loses a change nor re-posts
-   * the events this one already wrote.
+   * At shutdown: stops the loop and sends, once, what the next tick would have sent (changed conditions,
+   * moved event watermarks), so a restarted agent neither loses a change nor re-posts our events.
    */
   async flush(): Promise<void> {
     this.stop();
     await this.inFlight;
     this.foldPending();
-    const owed = this.dirty || this.annotationsDueAt !== undefined || this.resyncNeeded;
-    if (owed && this.writer && this.current.size > 0 && !this.held) await this.sync();
+    // Not after a failed sync: a last try at a failing API could outlive the shutdown grace period.
+    const owed = this.dirty || this.annotationsDueAt !== undefined;
+    if (owed && this.failedSyncs === 0 && this.writer && this.current.size > 0 && !this.held)
+      await this.sync();
   }
 
   /** The latest value of every condition type, in first-reported order (for GET /conditions). */
