@@ -41,6 +41,9 @@ export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise
         for (const l of String(d).split('\n')) if (l.trim()) onStderr(l);
       });
     }
+    // A command that exits before reading its input makes the write fail with EPIPE: its exit status
+    // (in the callback) is the answer, not the pipe.
+    child.stdin?.on('error', () => {});
     child.stdin?.end(opts.input ?? '');
   });
 }
