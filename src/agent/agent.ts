@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { publishedConditions } from '../conditions/extra.ts';
 import { allConditionTypes, checkOwners } from '../conditions/owners.ts';
 import type { StartupPlan } from '../conditions/ownership.ts';
 import { ConfigError, formatIssue } from '../config/errors.ts';
@@ -60,6 +61,7 @@ export interface AgentDeps {
 export class Agent {
   private readonly deps: AgentDeps;
   private readonly servers = new HttpServers();
+  private readonly publishes: (type: string) => boolean;
   private running: RunningMonitor[] = [];
   private monitorDeps: MonitorDeps | undefined;
   private supervisor: MonitorSupervisor | undefined;
@@ -73,6 +75,7 @@ export class Agent {
 
   constructor(deps: AgentDeps) {
     this.deps = deps;
+    this.publishes = publishedConditions(deps.options.extraConditions);
   }
 
   async start(): Promise<void> {
@@ -185,7 +188,8 @@ export class Agent {
 
   /** The problem condition types of the configs, plus the subsystem ones when they are on. */
   private ownedTypes(configs: readonly LoadedConfig[]): string[] {
-    return [...allConditionTypes(configs), ...(this.subsystems?.types() ?? [])];
+    const published = allConditionTypes(configs).filter(this.publishes);
+    return [...published, ...(this.subsystems?.types() ?? [])];
   }
 
   private createMonitors(): void {
@@ -211,6 +215,7 @@ export class Agent {
       logger,
       version: this.deps.version,
       conditionTypes: this.ownedTypes(configs),
+      publishes: this.publishes,
       bootId: this.bootId,
       onStartup: (plan) => this.resume(plan),
     });

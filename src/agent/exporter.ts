@@ -12,10 +12,10 @@ import { KubeEventsV1Sink } from '../events/series/kube-sink.ts';
 import { TypedEventsV1Sink } from '../events/series/kube-typed.ts';
 import { createEventsV1Pipeline } from '../events/series/pipeline.ts';
 import { KubeClient } from '../kube/client.ts';
-import { resolveConnection } from '../kube/config.ts';
 import type { ApiConnection } from '../kube/connection.ts';
 import { NodeInfo } from '../kube/node-info.ts';
 import { TaintController } from '../taints/controller.ts';
+import { findCluster } from './cluster.ts';
 import { createDiagnostics, type DiagnosticsFeature } from './diagnostics.ts';
 import type { Options } from './options.ts';
 
@@ -27,8 +27,9 @@ const WATERMARK_SYNC_MS = 60_000;
 
 export interface ExporterDeps {
   readonly options: Options;
-  /** Every condition type the configs declare: what this agent owns on the Node. */
+  /** The declared condition types this agent writes (--extra-conditions): what it owns on the Node. */
   readonly conditionTypes: readonly string[];
+  readonly publishes: (type: string) => boolean;
   readonly bootId: string | undefined;
   /** Called once with the Node's state, before the first condition sync. */
   readonly onStartup: (plan: StartupPlan) => void;
@@ -58,28 +59,8 @@ export interface Exporter {
  * otherwise a standalone exporter that only logs. Nothing here waits for the API server.
  */
 export async function createExporter(deps: ExporterDeps): Promise<Exporter> {
-  const connection = await findCluster(deps);
+  const connection = await findCluster(deps.options, deps.clock, deps.logger);
   return connection ? kubernetes(deps, connection) : standalone(deps);
-}
-
-async function findCluster(deps: ExporterDeps): Promise<ApiConnection | undefined> {
-  const { options, clock, logger } = deps;
-  const connection = options.enableK8sExporter
-    ? await resolveConnection({
-        apiserverOverride: options.apiserverOverride,
-        kubeconfig: options.kubeconfig,
-        clock,
-        logger,
-      })
-    : undefined;
-  if (!connection) {
-    if (options.enableK8sExporter)
-      logger.warn('no cluster config found (in-cluster, --kubeconfig, KUBECONFIG); running standalone');
-    if (options.taintOnCondition.length > 0)
-      logger.warn('--taint-on-condition needs a cluster; no taints will be set');
-    if (options.diagnostics) logger.warn('--diagnostics needs a cluster; no requests will be served');
-  }
-  return connection;
 }
 
 /** What a running Kubernetes exporter holds on to between attachEvents and stop. */
@@ -172,6 +153,7 @@ function startConditions(
     hold: startup,
     extras: () => ownership.extras(),
     onSynced: (sent) => sent && ownership.confirmed(sent),
+    publishes: deps.publishes,
   });
   conditions.start();
   return conditions;
@@ -273,8 +255,8 @@ function createTaints(
 }
 
 function standalone(deps: ExporterDeps): Exporter {
-  const { options, clock, registry, logger } = deps;
-  const conditions = new ConditionManager({ writer: undefined, clock, registry, logger });
+  const { options, clock, registry, logger, publishes } = deps;
+  const conditions = new ConditionManager({ writer: undefined, clock, registry, logger, publishes });
   const persist = createPersistSinks(options, { clock, registry, logger });
   const pipeline = createEventPipeline({
     clock,

@@ -1,15 +1,20 @@
-import { SUBSYSTEM_DEFAULTS } from '../conditions/subsystem.ts';
 import { type FlagSpec, type ParsedFlags, parseFlags } from '../config/flag-parser.ts';
 import type { LogFormat } from '../core/logger.ts';
 import { validatePersistConfig } from '../events/persist/config.ts';
 import { parseTaintRules, type TaintRule } from '../taints/spec.ts';
+import {
+  CONDITION_FLAGS,
+  type ConditionOptions,
+  checkTaintedConditions,
+  conditionOptions,
+} from './condition-options.ts';
 import { B, D, type FlagReader, I, IGNORED, L, S } from './flag-specs.ts';
 import { checkListen, toAddressList, toDuration, toNumber } from './flag-values.ts';
 import { KLOG_FLAGS } from './klog-flags.ts';
 import { EVENT_SINK_FLAGS, type EventSinkOptions, eventSinkOptions } from './sink-options.ts';
 
 /** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
-export interface Options extends EventSinkOptions {
+export interface Options extends EventSinkOptions, ConditionOptions {
   readonly systemLogMonitors: readonly string[];
   readonly customPluginMonitors: readonly string[];
   readonly systemStatsMonitors: readonly string[];
@@ -35,10 +40,6 @@ export interface Options extends EventSinkOptions {
   readonly configReloadMs: number;
   /** --taint-on-condition; empty (the default) keeps the agent report-only. */
   readonly taintOnCondition: readonly TaintRule[];
-  /** --subsystem-conditions: also publish KernelReady, NetworkingReady, ... (docs/rules.md). */
-  readonly subsystemConditions: boolean;
-  readonly subsystemWindowMs: number;
-  readonly subsystemHoldMs: number;
   /** --diagnostics: serve NodeDiagnostic requests for this node (needs deploy/components/diagnostics). */
   readonly diagnostics: boolean;
   readonly diagnosticsPollMs: number;
@@ -90,17 +91,7 @@ export const FLAGS: readonly FlagSpec[] = [
     'taint-on-condition',
     'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)',
   ),
-  B(
-    'subsystem-conditions',
-    'Also publish KernelReady, NetworkingReady, StorageReady, ContainerRuntimeReady, AcceleratedHardwareReady',
-    false,
-  ),
-  D('subsystem-window', 'How long an event keeps its subsystem condition False', SUBSYSTEM_DEFAULTS.window),
-  D(
-    'subsystem-hold',
-    'How long a False subsystem condition must be free of problems before it turns True',
-    SUBSYSTEM_DEFAULTS.hold,
-  ),
+  ...CONDITION_FLAGS,
   B(
     'diagnostics',
     'Serve NodeDiagnostic requests for this node (CRD and RBAC: deploy/components/diagnostics)',
@@ -175,6 +166,8 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
   f.dur('apiserver-wait-interval');
   const taints = parseTaintRules(f.list('taint-on-condition'));
   f.errors.push(...taints.errors);
+  const conditions = conditionOptions(f);
+  checkTaintedConditions(taints.rules, conditions.extraConditions, f.errors);
   return {
     ...monitors,
     ...apiOptions(f, env, eventsApi),
@@ -188,7 +181,7 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     shutdownGraceMs: f.dur('shutdown-grace-period'),
     configReloadMs: f.dur('config-reload-period'),
     taintOnCondition: taints.rules,
-    ...subsystemOptions(f),
+    ...conditions,
     diagnostics: f.get('diagnostics') === 'true',
     diagnosticsPollMs: f.dur('diagnostics-poll-period'),
     logFormat: logFormat(f),
@@ -208,18 +201,6 @@ function logFormat(f: FlagReader): LogFormat | undefined {
   if (v === 'json' || v === 'text') return v;
   if (v !== '') f.errors.push(`--log-format must be json or text, not "${v}"`);
   return undefined;
-}
-
-function subsystemOptions(
-  f: FlagReader,
-): Pick<Options, 'subsystemConditions' | 'subsystemWindowMs' | 'subsystemHoldMs'> {
-  const windowMs = f.dur('subsystem-window');
-  if (windowMs <= 0) f.errors.push('--subsystem-window must be greater than 0');
-  return {
-    subsystemConditions: f.get('subsystem-conditions') === 'true',
-    subsystemWindowMs: windowMs,
-    subsystemHoldMs: f.dur('subsystem-hold'),
-  };
 }
 
 type MonitorOptions = Pick<

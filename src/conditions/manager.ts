@@ -54,6 +54,8 @@ export interface ConditionManagerOptions {
   /** Deletions and annotations to send with every patch (condition ownership). */
   readonly extras?: () => PatchExtras;
   readonly onSynced?: (sent: PatchExtras | undefined) => void;
+  /** Which types reach the Node (--extra-conditions); update() ignores the others. Default: all. */
+  readonly publishes?: (type: string) => boolean;
 }
 
 function sameCondition(a: Condition | undefined, b: Condition): boolean {
@@ -112,6 +114,7 @@ export class ConditionManager {
   private held: boolean;
   private readonly extras: (() => PatchExtras) | undefined;
   private readonly onSynced: ((sent: PatchExtras | undefined) => void) | undefined;
+  private readonly publishes: (type: string) => boolean;
 
   constructor(opts: ConditionManagerOptions) {
     this.writer = opts.writer;
@@ -125,6 +128,7 @@ export class ConditionManager {
     this.random = opts.random ?? Math.random;
     this.extras = opts.extras;
     this.onSynced = opts.onSynced;
+    this.publishes = opts.publishes ?? (() => true);
     this.held = opts.hold !== undefined;
     void opts.hold?.finally(() => {
       this.held = false;
@@ -148,7 +152,7 @@ export class ConditionManager {
 
   /** Records the latest value of one condition type; never blocks and never throws. */
   update(condition: Condition): void {
-    this.pending.set(condition.type, condition);
+    if (this.publishes(condition.type)) this.pending.set(condition.type, condition);
   }
 
   /**

@@ -97,6 +97,7 @@ export async function startFleet(opts: FleetOptions): Promise<Identity[]> {
     const exporter = await createExporter({
       options,
       conditionTypes,
+      publishes: () => true,
       bootId: undefined,
       onStartup: () => {},
       clock: systemClock,

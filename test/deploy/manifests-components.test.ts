@@ -72,6 +72,17 @@ describe('deploy/components: monitor components', { skip }, () => {
     }
   });
 
+  test('extra-conditions turns on --extra-conditions and changes nothing else', () => {
+    const args = (docs: Doc[]) => kubeletArgs(agentContainer(one(docs, 'DaemonSet')), NODE);
+    const base = args(renderBase());
+    const extra = args(kustomizeWith(['extra-conditions']));
+    assert.equal(parseOptions(base, {}, 'host').options.extraConditions, false, 'control: off in the base');
+    const parsed = parseOptions(extra, {}, 'host');
+    assert.deepEqual(parsed.errors, []);
+    assert.equal(parsed.options.extraConditions, true);
+    assert.deepEqual(extra, [...base, '--extra-conditions=true']);
+  });
+
   test('all three together keep every monitor of each', () => {
     const got = monitors(kustomizeWith(['journald', 'node-probes', 'gpu']));
     assert.equal(new Set(got.systemLog).size, got.systemLog.length, 'no config twice');

@@ -110,6 +110,7 @@ describe('the Helm chart renders what kustomize renders', { skip: skip || kubect
     ['node-probes', 'nodeProbes'],
     ['gpu', 'gpu'],
     ['diagnostics', 'diagnostics'],
+    ['extra-conditions', 'extraConditions'],
   ] as const) {
     const absent =
       !existsSync(join(ROOT, 'deploy/components', component)) && `no deploy/components/${component}`;

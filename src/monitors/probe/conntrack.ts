@@ -18,7 +18,7 @@ export const conntrackProbe: ProbeKind<ConntrackOptions> = {
   kind: 'conntrack',
   options,
   defaults: () => ({
-    condition: 'ConntrackPressure',
+    condition: 'ConntrackEntriesLow',
     reason: 'ConntrackTableNearFull',
     healthyReason: 'ConntrackTableAvailable',
     healthyMessage: 'the conntrack table has room',

@@ -57,7 +57,7 @@ export const diskProbe: ProbeKind<FsOptions> = {
   kind: 'disk',
   options: fsOptions,
   defaults: () => ({
-    condition: 'FilesystemSpacePressure',
+    condition: 'FilesystemSpaceLow',
     reason: 'FilesystemNearFull',
     healthyReason: 'FilesystemHasSpace',
     healthyMessage: 'file systems have free space',

@@ -16,7 +16,7 @@ export const fdProbe: ProbeKind<FdOptions> = {
   kind: 'fd',
   options,
   defaults: () => ({
-    condition: 'FileHandlePressure',
+    condition: 'FileHandlesLow',
     reason: 'FileHandlesNearLimit',
     healthyReason: 'FileHandlesAvailable',
     healthyMessage: 'file handles are below the limit',

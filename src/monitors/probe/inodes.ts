@@ -7,7 +7,7 @@ export const inodesProbe: ProbeKind<FsOptions> = {
   kind: 'inodes',
   options: fsOptions,
   defaults: () => ({
-    condition: 'FilesystemInodePressure',
+    condition: 'FilesystemInodesLow',
     reason: 'InodesNearExhaustion',
     healthyReason: 'InodesAvailable',
     healthyMessage: 'file systems have free inodes',

@@ -20,7 +20,7 @@ export const inotifyProbe: ProbeKind<InotifyOptions> = {
   kind: 'inotify',
   options,
   defaults: () => ({
-    condition: 'InotifyPressure',
+    condition: 'InotifyLimitsLow',
     reason: 'InotifyNearLimit',
     healthyReason: 'InotifyAvailable',
     healthyMessage: 'inotify instances and watches are below the limits',

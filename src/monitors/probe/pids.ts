@@ -18,7 +18,7 @@ export const pidsProbe: ProbeKind<PidsOptions> = {
   kind: 'pids',
   options,
   defaults: () => ({
-    condition: 'ProcessLimitPressure',
+    condition: 'ProcessIDsLow',
     reason: 'PIDsNearLimit',
     healthyReason: 'PIDsAvailable',
     healthyMessage: 'processes and threads are below the kernel limits',

@@ -246,3 +246,28 @@ describe('parseOptions (NPD flags)', () => {
     assert.equal(parse(['--config-reload-period=0']).options.configReloadMs, 0);
   });
 });
+
+describe('--extra-conditions', () => {
+  it('is off by default and on with =true; the last one wins, as a component appends it', () => {
+    assert.equal(parse([]).options.extraConditions, false);
+    assert.equal(parse(['--extra-conditions=true']).options.extraConditions, true);
+    assert.equal(
+      parse(['--extra-conditions=false', '--extra-conditions=true']).options.extraConditions,
+      true,
+    );
+  });
+
+  it('refuses a taint on a condition the Node would not show, naming the flag', () => {
+    const taint = '--taint-on-condition=FilesystemSpaceLow=example.com/disk:NoSchedule';
+    const hidden = parse([taint]);
+    assert.equal(hidden.errors.length, 1);
+    assert.match(hidden.errors[0] ?? '', /--taint-on-condition=FilesystemSpaceLow=.*--extra-conditions=true/);
+    assert.deepEqual(
+      parse([taint, '--extra-conditions=true']).errors,
+      [],
+      'control: with the switch it is fine',
+    );
+    const shown = parse(['--taint-on-condition=KernelDeadlock=example.com/deadlock:NoSchedule']);
+    assert.deepEqual(shown.errors, [], 'control: a default row may be tainted on');
+  });
+});

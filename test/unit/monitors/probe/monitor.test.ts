@@ -160,7 +160,7 @@ describe('ProbeMonitor', () => {
     await settle();
     assert.equal(
       await metric(t.registry, 'problem_gauge', {
-        type: 'FileHandlePressure',
+        type: 'FileHandlesLow',
         reason: 'FileHandlesNearLimit',
       }),
       1,
@@ -168,10 +168,10 @@ describe('ProbeMonitor', () => {
     f.next = 'OK';
     t.clock.advance(30_000);
     await settle();
-    assert.equal(t.condition('FileHandlePressure')?.status, 'False');
+    assert.equal(t.condition('FileHandlesLow')?.status, 'False');
     assert.equal(
       await metric(t.registry, 'problem_gauge', {
-        type: 'FileHandlePressure',
+        type: 'FileHandlesLow',
         reason: 'FileHandlesNearLimit',
       }),
       0,
@@ -185,8 +185,8 @@ describe('ProbeMonitor', () => {
     await t.start();
     t.clock.advance(0);
     await settle();
-    assert.equal(t.condition('FileHandlePressure')?.status, 'Unknown');
-    assert.equal(t.condition('FileHandlePressure')?.message, 'probe fd failed: boom');
+    assert.equal(t.condition('FileHandlesLow')?.status, 'Unknown');
+    assert.equal(t.condition('FileHandlesLow')?.message, 'probe fd failed: boom');
     assert.deepEqual(t.monitor.health(), { up: true, healthy: false, detail: 'fd: boom' });
     assert.equal(
       await metric(t.registry, 'npd_probe_errors_total', { source: 'probe-monitor', probe: 'fd' }),
@@ -195,7 +195,7 @@ describe('ProbeMonitor', () => {
     f.next = 'OK';
     t.clock.advance(30_000);
     await settle();
-    assert.equal(t.condition('FileHandlePressure')?.status, 'False');
+    assert.equal(t.condition('FileHandlesLow')?.status, 'False');
     assert.deepEqual(t.monitor.health(), { up: true, healthy: true });
     assert.equal(await metric(t.registry, 'npd_probe_duration_seconds_count', { probe: 'fd' }), 2);
   });
@@ -210,13 +210,13 @@ describe('ProbeMonitor', () => {
     t.clock.advance(5000);
     await settle();
     await settle();
-    assert.equal(t.condition('FileHandlePressure')?.status, 'Unknown');
-    assert.match(t.condition('FileHandlePressure')?.message ?? '', /timed out after 5000ms/);
+    assert.equal(t.condition('FileHandlesLow')?.status, 'Unknown');
+    assert.match(t.condition('FileHandlesLow')?.message ?? '', /timed out after 5000ms/);
     assert.equal(t.monitor.health().healthy, false);
     f.next = 'NonOK';
     t.clock.advance(25_000);
     await settle();
-    assert.equal(t.condition('FileHandlePressure')?.status, 'True');
+    assert.equal(t.condition('FileHandlesLow')?.status, 'True');
     assert.deepEqual(f.runs, [0, 30000]);
   });
 
@@ -228,11 +228,11 @@ describe('ProbeMonitor', () => {
     const step = async () => {
       t.clock.advance(30_000);
       await settle();
-      return t.condition('FileHandlePressure')?.status;
+      return t.condition('FileHandlesLow')?.status;
     };
     t.clock.advance(0);
     await settle();
-    assert.equal(t.condition('FileHandlePressure')?.status, 'False');
+    assert.equal(t.condition('FileHandlesLow')?.status, 'False');
     assert.equal(await step(), 'False');
     assert.equal(await step(), 'True');
     f.next = 'OK';

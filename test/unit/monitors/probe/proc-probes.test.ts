@@ -10,7 +10,7 @@ describe('fd probe', () => {
     const low = await runOne(probe({ kind: 'fd', percent: 80 }, env(host)));
     assert.equal(low.status, 'OK');
     assert.equal(low.message, 'file handles: 7900 of 10000 (79%)');
-    assert.equal(low.rule.condition, 'FileHandlePressure');
+    assert.equal(low.rule.condition, 'FileHandlesLow');
     const high = await runOne(probe({ kind: 'fd', percent: 79 }, env(host)));
     assert.equal(high.status, 'NonOK');
     assert.equal(high.rule.reason, 'FileHandlesNearLimit');
@@ -47,7 +47,7 @@ describe('pids probe', () => {
     assert.match(ok.message, /800 of 1000 \(80%\) of threads-max/);
     const bad = await runOne(probe({ kind: 'pids' }, env(await fakeHost(files(900)))));
     assert.equal(bad.status, 'NonOK');
-    assert.equal(bad.rule.condition, 'ProcessLimitPressure');
+    assert.equal(bad.rule.condition, 'ProcessIDsLow');
   });
 });
 

@@ -26,13 +26,13 @@ describe('probe-monitor schema', () => {
     assert.deepEqual(
       config?.probes.map((p) => [p.name, p.intervalMs, p.timeoutMs, p.condition, p.reason]),
       [
-        ['fd', 30_000, 5_000, 'FileHandlePressure', 'FileHandlesNearLimit'],
+        ['fd', 30_000, 5_000, 'FileHandlesLow', 'FileHandlesNearLimit'],
         ['kubelet', 30_000, 5_000, 'KubeletUnhealthy', 'KubeletUnhealthy'],
       ],
     );
     assert.deepEqual(config?.conditions, [
       {
-        type: 'FileHandlePressure',
+        type: 'FileHandlesLow',
         reason: 'FileHandlesAvailable',
         message: 'file handles are below the limit',
       },
@@ -108,7 +108,7 @@ describe('probe-monitor schema', () => {
     );
     assert.deepEqual(
       config?.conditions.map((c) => c.type),
-      ['FileHandlePressure'],
+      ['FileHandlesLow'],
     );
   });
 });

@@ -19,13 +19,13 @@ describe('rules/probes.yaml end to end', () => {
     });
     const status = await runShipped('probes.yaml', host);
     const byType = Object.fromEntries(status.conditions.map((c) => [c.type, [c.status, c.reason]]));
-    assert.deepEqual(byType.FileHandlePressure, ['True', 'FileHandlesNearLimit']);
-    assert.deepEqual(byType.ProcessLimitPressure, ['False', 'PIDsAvailable']);
-    assert.deepEqual(byType.ConntrackPressure, ['False', 'ConntrackTableAvailable']);
+    assert.deepEqual(byType.FileHandlesLow, ['True', 'FileHandlesNearLimit']);
+    assert.deepEqual(byType.ProcessIDsLow, ['False', 'PIDsAvailable']);
+    assert.deepEqual(byType.ConntrackEntriesLow, ['False', 'ConntrackTableAvailable']);
     assert.deepEqual(byType.ReadonlyRootFilesystem, ['True', 'RootFilesystemIsReadOnly']);
     // Disk and inodes measure the temp directory's real file system: any verdict but Unknown.
-    assert.notEqual(byType.FilesystemSpacePressure?.[0], 'Unknown');
-    assert.notEqual(byType.FilesystemInodePressure?.[0], 'Unknown');
+    assert.notEqual(byType.FilesystemSpaceLow?.[0], 'Unknown');
+    assert.notEqual(byType.FilesystemInodesLow?.[0], 'Unknown');
     assert.equal(status.conditions.length, 6);
   });
 
