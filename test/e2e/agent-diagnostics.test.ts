@@ -234,4 +234,22 @@ describe('NodeDiagnostic bundles', () => {
     assert.equal(cp.countAudit({ user: AGENT_USER, code: 403 }), 0, 'the component RBAC is enough');
     assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_failures_total{stage="list"}'), 0);
   });
+
+  test('finished requests are deleted after --diagnostics-finished-ttl; others stay', {
+    timeout: 120_000,
+  }, async () => {
+    assert.equal(await agent.stop(), 0);
+    agent = await startAgent([...args(), '--diagnostics-finished-ttl=2s'], env());
+    const names = async () =>
+      (await cp.kubectl(['get', 'nodediagnostics', '-o', 'name'])).split('\n').filter(Boolean).sort();
+    await waitFor(
+      async () => !(await names()).includes('nodediagnostic.node-problem-detector.io/bundle-ok'),
+      30_000,
+      agent.output,
+    );
+    assert.deepEqual(await names(), ['nodediagnostic.node-problem-detector.io/other-node-request']);
+    assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_expired_total'), 3);
+    const deletes = { user: AGENT_USER, resource: 'nodediagnostics', verb: 'delete', code: 200 };
+    assert.equal(cp.countAudit(deletes), 3, 'deleted through the API with the component RBAC');
+  });
 });
