@@ -80,4 +80,9 @@ export interface MonitorHealth {
   readonly detail?: string;
   /** When it stopped being healthy (agent clock, ms), if the monitor knows; /healthz counts from it. */
   readonly since?: number;
+  /**
+   * Up and unhealthy because its input does not exist here (a node without a journal): a restart
+   * would not help, so /healthz says why but stays ok, and the kubelet does not restart the pod.
+   */
+  readonly waiting?: boolean;
 }

@@ -97,9 +97,17 @@ export class MonitorSupervisor {
     for (const e of this.entries) {
       const h = this.observe(e, now);
       const down = e.downSince !== undefined;
-      const dead = down && now - (e.downSince ?? now) > BACKOFF_MAX_MS;
+      const dead = down && h.waiting !== true && now - (e.downSince ?? now) > BACKOFF_MAX_MS;
       if (dead) ok = false;
-      const state = dead ? 'dead' : h.healthy ? 'healthy' : h.up ? 'degraded' : 'restarting';
+      const state = dead
+        ? 'dead'
+        : h.healthy
+          ? 'healthy'
+          : h.waiting
+            ? 'waiting'
+            : h.up
+              ? 'degraded'
+              : 'restarting';
       lines.push(`${e.monitor.source}: ${state}${h.detail ? ` (${h.detail})` : ''}`);
     }
     return { ok, detail: `${lines.join('\n')}\n` };

@@ -3,10 +3,11 @@
 //   base   kubectl apply -k of deploy/base with only an image override: Running and Ready through the
 //          kubelet's probes, start-up lines in kubectl logs, a marked kernel line as condition and event
 //          on the kubelet-registered Node across kubelet status updates, the pod's bound token
-//   probes a rolling update to a second image tag with the node-probes and taint components (no event
-//          sent twice, conditions kept), containerd and kubelet stopped and started under the real
-//          probes, taints acted on by the scheduler and the taint manager, a flood and event storm
-//          under the kubelet's cgroups, token rotation, no restart for 5 minutes, a deleted pod recreated
+//   probes a rolling update to a second image tag with the node-probes, taint and journald components
+//          (no event sent twice, conditions kept), the journald monitors waiting on this journal-less
+//          node, containerd and kubelet stopped and started under the real probes, taints acted on by
+//          the scheduler and the taint manager, a flood and event storm under the kubelet's cgroups,
+//          token rotation, no restart for 5 minutes, a deleted pod recreated
 //   helm   helm install of the chart with the image set
 //   npm run test:node
 import assert from 'node:assert/strict';
@@ -90,7 +91,8 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     const dir = path.join(node.workDir, 'probes');
     writeOverlay(dir, {
       image,
-      components: ['node-probes', 'taint'],
+      // journald last: the patch below replaces the node-probes component's argument by its index.
+      components: ['node-probes', 'taint', 'journald'],
       dsPatch: probesOverlayPatch(),
       configFiles: [writeProbesWithoutSystemd(dir)],
     });
@@ -118,6 +120,29 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
       [...new Set(ours)].filter((e) => e.endsWith(' x1')),
       JSON.stringify(ours),
     );
+  });
+
+  test('no journal on this node: the journald monitors wait and say why, /healthz stays 200, no restart', {
+    timeout: 180_000,
+  }, async () => {
+    // This machine runs no systemd-journald: both journal folders the base mounts are empty, where
+    // journalctl follows nothing without a word. The monitors must say so, yet not fail /healthz (a
+    // restart cannot make a journal appear), and the kubelet must not restart the pod.
+    await waitFor(() => Date.now() - Date.parse(pod.startedAt) > 75_000, 120_000);
+    const r = await fetch(`http://${pod.podIP}:20256/healthz`);
+    const body = await r.text();
+    assert.equal(r.status, 200, body);
+    for (const m of ['containerd-monitor', 'kubelet-monitor', 'systemd-monitor']) {
+      assert.match(
+        body,
+        new RegExp(`^${m}: waiting \\(no journal files in /host/(run|var)/log/journal`, 'm'),
+      );
+    }
+    assert.match(body, /^kernel-monitor: healthy$/m);
+    const metrics = await (await fetch(`http://${pod.podIP}:20257/metrics`)).text();
+    assert.match(metrics, /^npd_monitor_healthy\{source="kubelet-monitor"\} 0$/m);
+    assert.match(metrics, /^npd_monitor_healthy\{source="kernel-monitor"\} 1$/m);
+    assert.equal((await agentPods(node))[0]?.restartCount, 0);
   });
 
   test('real probes: containerd and the kubelet healthy, down, recovered; taints act while the runtime is down', {

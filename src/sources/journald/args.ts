@@ -77,6 +77,13 @@ export type JournalDirectory =
   | { readonly path: string; readonly note?: string }
   | { readonly missing: string };
 
+/** Whether `dir` or a machine-id folder in it holds journal files (journalctl -D reads both levels). */
+export function holdsJournalFiles(dir: string, probe: DirProbe): boolean {
+  const names = probe.list(dir) ?? [];
+  const isJournal = (n: string) => n.endsWith('.journal') || n.endsWith('.journal~');
+  return names.some((n) => isJournal(n) || (probe.list(join(dir, n)) ?? []).some(isJournal));
+}
+
 /**
  * Where journald keeps the journal (NPD #121, #389, #621): persistent storage when it holds anything,
  * else volatile storage, else an empty persistent directory journald may still start filling. An

@@ -10,7 +10,7 @@ import { type LogSourceMetrics, linesMalformed, logSourceMetrics, sourceCounter 
 import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';
-import { type DirProbe, detectJournalDirectory, journalctlArgs } from './args.ts';
+import { type DirProbe, detectJournalDirectory, holdsJournalFiles, journalctlArgs } from './args.ts';
 import { parseJournalEntry } from './entry.ts';
 import { JournalFollower, type SpawnFn } from './follower.ts';
 
@@ -70,6 +70,8 @@ class JournaldSource implements LogSource {
   private deliver: (lines: readonly LogLine[]) => void = () => {};
   private recheck: TimerHandle | undefined;
   private directory: string | undefined;
+  /** Why there is no journal to read here (no directory, or no files in it), while that holds. */
+  private absent: string | undefined;
   private cursor: string | undefined;
   private startAt = 0;
   /** Until an entry at or after startAt arrives, --since's whole-second rounding is corrected here. */
@@ -127,7 +129,24 @@ class JournaldSource implements LogSource {
   }
 
   health(): MonitorHealth {
-    return this.follower?.health() ?? { up: false, healthy: false, detail: 'not started' };
+    const h = this.follower?.health() ?? { up: false, healthy: false, detail: 'not started' };
+    if (!this.follower || this.absent === undefined) return h;
+    return { up: true, healthy: false, waiting: true, detail: this.absent };
+  }
+
+  /** Notes whether the node has a journal at all; a journalctl on an empty folder waits silently. */
+  private noteAbsent(found: ReturnType<JournaldSource['locate']>): void {
+    const next =
+      'missing' in found
+        ? found.missing
+        : holdsJournalFiles(found.path, this.opts.probe ?? nodeDirProbe())
+          ? undefined
+          : `no journal files in ${found.path}: systemd-journald is not running or writes elsewhere`;
+    if (next !== this.absent) {
+      if (next) this.logger.warn({ reason: next }, 'no journal to read; waiting for one');
+      else if (this.absent) this.logger.info('journal files found; reading them');
+    }
+    this.absent = next;
   }
 
   private locate() {
@@ -140,6 +159,7 @@ class JournaldSource implements LogSource {
 
   private nextArgs(): readonly string[] | string {
     const found = this.locate();
+    this.noteAbsent(found);
     if ('missing' in found) {
       this.directory = undefined;
       return found.missing;
@@ -158,6 +178,7 @@ class JournaldSource implements LogSource {
   private scheduleRecheck(): void {
     this.recheck = this.deps.clock.setTimeout(() => {
       const found = this.locate();
+      this.noteAbsent(found);
       if (this.directory !== undefined && 'path' in found && found.path !== this.directory) {
         this.logger.info(
           { from: this.directory, to: found.path },

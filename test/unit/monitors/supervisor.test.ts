@@ -161,6 +161,19 @@ describe('MonitorSupervisor', () => {
     await supervisor.stop();
   });
 
+  it('a waiting monitor (its input is absent here) says why but never fails liveness', async () => {
+    const { clock, monitors, supervisor } = setup((c) => [new FakeMonitor('m', c)]);
+    await supervisor.start(() => {});
+    const detail = 'no journal files in /host/var/log/journal';
+    (monitors[0] as FakeMonitor).health_ = { up: true, healthy: false, waiting: true, detail };
+    await advance(clock, 10 * 60_000);
+    assert.deepEqual(supervisor.liveness(), { ok: true, detail: `m: waiting (${detail})\n` });
+    (monitors[0] as FakeMonitor).health_ = { up: true, healthy: false, detail };
+    await advance(clock, 61_000);
+    assert.equal(supervisor.liveness().ok, false, 'control: the same health without waiting is dead');
+    await supervisor.stop();
+  });
+
   it("counts from the monitor's own `since` when it reports one", async () => {
     const { clock, monitors, supervisor } = setup((c) => [new FakeMonitor('m', c)]);
     await supervisor.start(() => {});

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -38,6 +38,8 @@ function setup(t: TestContext, s: Setup = {}) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'entries.jsonl'), (s.entries ?? []).map((e) => `${e}\n`).join(''));
   writeFileSync(join(dir, 'script.json'), JSON.stringify(s.script ?? []));
+  // What journald leaves in the folder; the fake journalctl reads entries.jsonl instead.
+  writeFileSync(join(dir, 'system.journal'), '');
   const clock = s.clock ?? new FakeClock(T0);
   const deps = makeDeps(clock, root);
   const config = logConfig({ pluginConfig: { source: 'kubelet' }, lookbackMs: MINUTE, ...s.config });
@@ -159,6 +161,7 @@ describe('journald source with a fake journalctl', () => {
     assert.deepEqual(health, {
       up: true,
       healthy: false,
+      waiting: true,
       detail: `journal directory ${join(h.root, 'srv/journal')} does not exist`,
     });
     assert.equal(await h.metric('npd_journal_restarts_total'), 1);
@@ -167,8 +170,27 @@ describe('journald source with a fake journalctl', () => {
     const moved = join(h.root, 'srv/journal');
     mkdirSync(moved, { recursive: true });
     writeFileSync(join(moved, 'entries.jsonl'), `${entry(1, T0 - 1000, 'hello')}\n`);
+    writeFileSync(join(moved, 'system.journal'), '');
     (h.clock as FakeClock).advance(2000);
     await waitFor(() => h.lines.length === 1, 5000, 'the entry from the new directory');
+    assert.deepEqual(h.source.health(), { up: true, healthy: true });
+  });
+
+  it('waits, unhealthy but not failing, while the folder holds no journal files; reads once they appear', async (t) => {
+    const h = setup(t, { entries: [entry(1, T0 - 1000, 'hello')], opts: { command: FAKE, recheckMs: 5000 } });
+    rmSync(join(h.dir, 'system.journal'));
+    h.start();
+    assert.deepEqual(h.source.health(), {
+      up: true,
+      healthy: false,
+      waiting: true,
+      detail: `no journal files in ${h.dir}: systemd-journald is not running or writes elsewhere`,
+    });
+    // journald writes below a machine-id folder; journalctl -D reads that level too.
+    mkdirSync(join(h.dir, '0123456789abcdef0123456789abcdef'));
+    writeFileSync(join(h.dir, '0123456789abcdef0123456789abcdef', 'system.journal'), '');
+    (h.clock as FakeClock).advance(5000);
+    await waitFor(() => h.lines.length === 1, 5000, 'the entry');
     assert.deepEqual(h.source.health(), { up: true, healthy: true });
   });
 
