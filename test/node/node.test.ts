@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../support/agent-process.ts';
+import { NODE_IP } from './harness/network.ts';
 import { type NodeCluster, startNodeCluster } from './harness/node-cluster.ts';
 import { helmBinary, helmInstall } from './helm.ts';
 import { checkIdentity, checkStartedByKubelet, nodeView, survivesKubeletUpdates } from './install.ts';
@@ -143,6 +144,24 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     assert.match(metrics, /^npd_monitor_healthy\{source="kubelet-monitor"\} 0$/m);
     assert.match(metrics, /^npd_monitor_healthy\{source="kernel-monitor"\} 1$/m);
     assert.equal((await agentPods(node))[0]?.restartCount, 0);
+  });
+
+  test('node-probes: on the host network the agent listens on the node IP only, as docs/install.md says', async () => {
+    assert.equal(pod.podIP, NODE_IP, 'a host-network pod has the node IP');
+    assert.equal(
+      (await fetch(`http://${NODE_IP}:20256/healthz`)).status,
+      200,
+      'control: the node IP answers',
+    );
+    assert.equal(
+      (await fetch(`http://${NODE_IP}:20257/metrics`)).status,
+      200,
+      'control: the node IP answers',
+    );
+    // Loopback is another node address: nothing may answer there.
+    for (const port of [20256, 20257]) {
+      await assert.rejects(fetch(`http://127.0.0.1:${port}/`), /fetch failed/, `127.0.0.1:${port}`);
+    }
   });
 
   test('real probes: containerd and the kubelet healthy, down, recovered; taints act while the runtime is down', {
