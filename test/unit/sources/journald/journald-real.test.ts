@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { systemClock } from '../../../../src/core/clock.ts';
 import type { LogLine } from '../../../../src/core/types.ts';
 import { createJournaldSource } from '../../../../src/sources/journald/source.ts';
+import { TestJournal, testJournalUnavailable } from '../../../support/journald.ts';
 import { logConfig, MINUTE, makeDeps, metric, tempDir, waitFor } from '../harness.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/journal/', import.meta.url));
@@ -127,4 +128,39 @@ it('reads the real journal when a journald is running, else an exported fixture'
   t.diagnostic('and checked that the real journalctl accepts our flags and keeps following an empty journal');
   await realJournalctlAcceptsFlags(t);
   await viaExportedFixture(t);
+});
+
+it('a real systemd-journald: entries across a rotation and a journald restart arrive once, in order', {
+  skip: testJournalUnavailable() ?? false,
+  timeout: 90_000,
+}, async (t) => {
+  const journal = new TestJournal(tempDir(t));
+  t.after(async () => {
+    await journal.stop();
+    journal.cleanup();
+  });
+  await journal.start();
+  const unit = `npd-test-${randomBytes(4).toString('hex')}.service`;
+  const deps = makeDeps(systemClock, '/');
+  const source = createJournaldSource(logConfig({ pluginConfig: { unit }, lookbackMs: MINUTE }), deps);
+  t.after(() => source.stop());
+  const lines: LogLine[] = [];
+  await journal.write(unit, 'kubelet', ['one', 'two']);
+  // Control: the same identifier from another unit is not this monitor's.
+  await journal.write('npd-test-other.service', 'kubelet', ['not ours']);
+  source.start((batch) => lines.push(...batch));
+  await waitFor(() => lines.length >= 2, 15_000, 'the backlog');
+  await journal.rotate();
+  await journal.write(unit, 'kubelet', ['three', 'four']);
+  await journal.stop();
+  await journal.start();
+  await journal.write(unit, 'kubelet', ['five']);
+  await waitFor(() => lines.length >= 5, 15_000, 'the entries after the rotation and the restart');
+  await sleep(1500);
+  assert.deepEqual(
+    lines.map((l) => l.message),
+    ['one', 'two', 'three', 'four', 'five'],
+  );
+  assert.equal(journal.files().length, 2, 'the rotation left an archived file beside the active one');
+  assert.deepEqual(source.health(), { up: true, healthy: true });
 });
