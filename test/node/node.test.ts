@@ -17,6 +17,7 @@ import { waitFor } from '../support/agent-process.ts';
 import { NODE_IP } from './harness/network.ts';
 import { type NodeCluster, startNodeCluster } from './harness/node-cluster.ts';
 import { helmBinary, helmInstall } from './helm.ts';
+import { journalOnTheNode } from './journal.ts';
 import { checkIdentity, checkStartedByKubelet, nodeView, survivesKubeletUpdates } from './install.ts';
 import { checkRotation, watchRestarts } from './lifecycle.ts';
 import { formatLoad, loadPod } from './load.ts';
@@ -232,6 +233,12 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     assert.equal((await conditionOf(node, 'XfsShutdown'))?.status, 'True');
     assert.match(await nodeEvents(node), new RegExp(mark));
     pod = next;
+  });
+
+  test('journal: a real systemd-journald read by the journald component: conditions, events, no look-alike, rotation and restart', {
+    timeout: 600_000,
+  }, async () => {
+    await journalOnTheNode(node);
   });
 
   test('helm install of the chart with the image set: Running and Ready, start-up in logs', {
