@@ -99,16 +99,7 @@ export class MonitorSupervisor {
       const down = e.downSince !== undefined;
       const dead = down && h.waiting !== true && now - (e.downSince ?? now) > BACKOFF_MAX_MS;
       if (dead) ok = false;
-      const state = dead
-        ? 'dead'
-        : h.healthy
-          ? 'healthy'
-          : h.waiting
-            ? 'waiting'
-            : h.up
-              ? 'degraded'
-              : 'restarting';
-      lines.push(`${e.monitor.source}: ${state}${h.detail ? ` (${h.detail})` : ''}`);
+      lines.push(`${e.monitor.source}: ${healthState(h, dead)}${h.detail ? ` (${h.detail})` : ''}`);
     }
     return { ok, detail: `${lines.join('\n')}\n` };
   }
@@ -160,4 +151,12 @@ export class MonitorSupervisor {
       collect: (g) => sample(g, (e) => e.started && e.monitor.health().healthy),
     });
   }
+}
+
+/** The word /healthz shows for a monitor. */
+function healthState(h: MonitorHealth, dead: boolean): string {
+  if (dead) return 'dead';
+  if (h.healthy) return 'healthy';
+  if (h.waiting) return 'waiting';
+  return h.up ? 'degraded' : 'restarting';
 }

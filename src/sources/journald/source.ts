@@ -10,7 +10,13 @@ import { type LogSourceMetrics, linesMalformed, logSourceMetrics, sourceCounter 
 import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
 import type { TextFileReader } from '../start-time.ts';
-import { type DirProbe, detectJournalDirectory, holdsJournalFiles, journalctlArgs } from './args.ts';
+import {
+  type DirProbe,
+  detectJournalDirectory,
+  holdsJournalFiles,
+  type JournalDirectory,
+  journalctlArgs,
+} from './args.ts';
 import { parseJournalEntry } from './entry.ts';
 import { JournalFollower, type SpawnFn } from './follower.ts';
 
@@ -61,6 +67,7 @@ class JournaldSource implements LogSource {
   private readonly config: LogSourceConfig;
   private readonly deps: SourceDeps;
   private readonly opts: JournaldSourceOptions;
+  private readonly probe: DirProbe;
   private readonly logger: Logger;
   private readonly metrics: LogSourceMetrics;
   private readonly malformed: { inc(): void };
@@ -81,6 +88,7 @@ class JournaldSource implements LogSource {
     this.config = config;
     this.deps = deps;
     this.opts = opts;
+    this.probe = opts.probe ?? nodeDirProbe();
     this.logger = deps.logger.child({ source: config.source, plugin: 'journald' });
     this.metrics = logSourceMetrics(deps.registry, config.source);
     this.malformed = linesMalformed(deps.registry, config.source);
@@ -135,11 +143,11 @@ class JournaldSource implements LogSource {
   }
 
   /** Notes whether the node has a journal at all; a journalctl on an empty folder waits silently. */
-  private noteAbsent(found: ReturnType<JournaldSource['locate']>): void {
+  private noteAbsent(found: JournalDirectory): void {
     const next =
       'missing' in found
         ? found.missing
-        : holdsJournalFiles(found.path, this.opts.probe ?? nodeDirProbe())
+        : holdsJournalFiles(found.path, this.probe)
           ? undefined
           : `no journal files in ${found.path}: systemd-journald is not running or writes elsewhere`;
     if (next !== this.absent) {
@@ -149,17 +157,15 @@ class JournaldSource implements LogSource {
     this.absent = next;
   }
 
+  /** Finds the journal directory, and notes whether there is a journal to read at all. */
   private locate() {
-    return detectJournalDirectory(
-      this.deps.paths.root,
-      this.config.logPath,
-      this.opts.probe ?? nodeDirProbe(),
-    );
+    const found = detectJournalDirectory(this.deps.paths.root, this.config.logPath, this.probe);
+    this.noteAbsent(found);
+    return found;
   }
 
   private nextArgs(): readonly string[] | string {
     const found = this.locate();
-    this.noteAbsent(found);
     if ('missing' in found) {
       this.directory = undefined;
       return found.missing;
@@ -178,7 +184,6 @@ class JournaldSource implements LogSource {
   private scheduleRecheck(): void {
     this.recheck = this.deps.clock.setTimeout(() => {
       const found = this.locate();
-      this.noteAbsent(found);
       if (this.directory !== undefined && 'path' in found && found.path !== this.directory) {
         this.logger.info(
           { from: this.directory, to: found.path },
