@@ -74,7 +74,14 @@ test('half-sent requests on both ports: bounded, evicted and counted, timed out;
   const started = Date.now();
   assert.equal(await healthz(agent), 200, '/healthz answers while both listeners are full');
   const during = rssMiB(pid);
-  const open = sockets.filter((x) => !x.closed).length;
+  // The agent's evictions are done once the last connection was accepted; their FINs reach these
+  // client sockets a little later on a loaded machine (225 open seen right after /healthz in one cold
+  // run, with every eviction counted). Give them up to 1 s, well inside the 5 s headers timeout that
+  // would close the survivors too.
+  const bound = 2 * 64 + 20;
+  const openNow = () => sockets.filter((x) => !x.closed).length;
+  while (openNow() > bound && Date.now() - started < 1000) await new Promise((r) => setTimeout(r, 20));
+  const open = openNow();
   const evicted = (listener: string) =>
     metricOf(agent, 'npd_http_connections_evicted_total', `listener="${listener}"`);
   const [status, metrics] = [await evicted('status'), await evicted('metrics')];
@@ -85,7 +92,7 @@ test('half-sent requests on both ports: bounded, evicted and counted, timed out;
   assert.ok(status >= PER_PORT - 64, `status evictions ${status}`);
   assert.ok(metrics >= PER_PORT - 64, `metrics evictions ${metrics}`);
   // Each listener holds at most 64; the rest were closed as new ones arrived (a few may be in flight).
-  assert.ok(open <= 2 * 64 + 20, `${open} connections still open`);
+  assert.ok(open <= bound, `${open} connections still open`);
   assert.ok(during - before < 40, `RSS grew from ${before.toFixed(1)} to ${during.toFixed(1)} MiB`);
   // The survivors send nothing more: the 5 s headers timeout (checked every second) closes them.
   await waitFor(
