@@ -7,11 +7,17 @@ export interface Classification {
   readonly impact: Impact;
 }
 
+/** An event's classification, and the condition type that holds its problem where one is named. */
+export interface EventClassification extends Classification {
+  readonly heldBy?: string | undefined;
+}
+
 /** A rule or probe as the table sees it; the three monitor kinds share these fields. */
 interface TaggedRule extends HealthTag {
   readonly type: 'temporary' | 'permanent';
   readonly condition?: string | undefined;
   readonly reason: string;
+  readonly heldBy?: string | undefined;
 }
 
 interface Entry {
@@ -85,9 +91,12 @@ export class SubsystemTable {
    * An event of a temporary rule. Condition-change events are not counted: the condition itself is,
    * so a problem condition that clears frees its subsystem at once.
    */
-  event(source: string, reason: string): Classification | undefined {
-    const t = this.sources.get(source);
-    return t?.entries.find((e) => e.rule.type === 'temporary' && e.matches(reason))?.tag;
+  event(source: string, reason: string): EventClassification | undefined {
+    const entry = this.sources
+      .get(source)
+      ?.entries.find((e) => e.rule.type === 'temporary' && e.matches(reason));
+    if (!entry?.tag) return undefined;
+    return entry.rule.heldBy === undefined ? entry.tag : { ...entry.tag, heldBy: entry.rule.heldBy };
   }
 }
 

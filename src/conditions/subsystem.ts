@@ -1,6 +1,6 @@
 import { formatRfc3339Seconds } from '../kube/time.ts';
 import type { Condition, Impact, Status, Subsystem } from '../core/types.ts';
-import type { Classification, SubsystemTable } from './subsystem-table.ts';
+import type { EventClassification, SubsystemTable } from './subsystem-table.ts';
 
 /** The condition type of each subsystem: the names the EKS node monitoring agent and Karpenter use. */
 export const SUBSYSTEM_CONDITIONS: Readonly<Record<Subsystem, string>> = {
@@ -31,7 +31,7 @@ const MAX_EVENTS = 1024;
 const MAX_PROBLEM_MESSAGE = 200;
 
 /** One thing currently wrong, from a True problem condition or a recent event. */
-interface Problem extends Classification {
+interface Problem extends EventClassification {
   readonly reason: string;
   readonly message: string;
   /**
@@ -192,7 +192,9 @@ export class SubsystemHealth {
           });
       }
     }
-    out.push(...this.events.values());
+    // An event whose holder some monitor reports is that condition's to decide (above), both ways.
+    const reported = new Set([...this.conditions.values()].flatMap((c) => c.list.map((x) => x.type)));
+    for (const e of this.events.values()) if (e.heldBy === undefined || !reported.has(e.heldBy)) out.push(e);
     for (const [subsystem, r] of this.restored) {
       const impact: Impact = r.condition.message.startsWith('fatal:') ? 'fatal' : 'warning';
       out.push({ subsystem, impact, reason: r.condition.reason, message: '', at: -1, origin: 'restored' });

@@ -33,6 +33,12 @@ export interface LogRuleConfig extends HealthTag {
   readonly revertPattern?: string | undefined;
   /** A temporary rule's event type: warn (NPD's, the default) or info (a Normal event). */
   readonly severity?: Severity | undefined;
+  /**
+   * A temporary rule's problem that this condition type holds (the same line's permanent rule, or a
+   * probe reading the state): while any monitor reports the type, the condition decides the subsystem
+   * condition and the event does not count in --subsystem-window (docs/rules.md).
+   */
+  readonly heldBy?: string | undefined;
 }
 
 export type LogPlugin = 'kmsg' | 'journald' | 'filelog';

@@ -47,6 +47,7 @@ const rule = z.strictObject({
   window: goDuration.optional(),
   revertPattern: re2Pattern.optional(),
   severity: z.enum(['info', 'warn']).optional(),
+  heldBy: z.string().min(1).optional(),
   ...healthFields,
 });
 
@@ -152,6 +153,9 @@ function checkRule(r: Record<string, unknown>, i: number, declared: Set<string>,
   }
   if (r.type === 'permanent' && r.severity !== undefined) {
     add(['rules', i, 'severity'], 'only temporary rules have a severity (a condition change has its own)');
+  }
+  if (r.type === 'permanent' && r.heldBy !== undefined) {
+    add(['rules', i, 'heldBy'], 'only temporary rules are held by a condition (a permanent rule is one)');
   }
   for (const field of ['reason', 'message'] as const) {
     const template = r[field];
