@@ -124,6 +124,12 @@ describe('heldBy: the condition that holds a problem decides its subsystem', () 
       'ContainerRuntimeUnhealthy',
     );
     assert.equal(t.event('kernel-monitor', 'FileMaxReached')?.heldBy, 'FileHandlesLow');
+    const systemd = table(false, 'systemd.yaml');
+    assert.equal(systemd.event('systemd-monitor', 'KubeletStartLimitHit')?.heldBy, 'KubeletUnhealthy');
+    assert.equal(
+      systemd.event('systemd-monitor', 'ContainerdStartLimitHit')?.heldBy,
+      'ContainerRuntimeUnhealthy',
+    );
     assert.equal(t.event('kernel-monitor', 'OOMKilling')?.heldBy, undefined);
   });
 
