@@ -20,18 +20,29 @@ export async function helmBinary(): Promise<string> {
 
 export async function helmInstall(node: NodeCluster, helm: string): Promise<string> {
   const img = imageOverride(AGENT_IMAGE);
-  const args = [
+  return helmRun(node, helm, [
     'install',
     'node-problem-detector',
     CHART,
-    '--namespace',
-    NS,
-    '--kubeconfig',
-    node.cp.adminKubeconfig,
     '--set',
     `image.repository=${img.newName}`,
     '--set',
     `image.tag=${img.newTag}`,
+  ]);
+}
+
+/** `helm upgrade --reuse-values` of the installed release with more values, as a user flips a switch. */
+export async function helmUpgrade(node: NodeCluster, helm: string, values: string[]): Promise<string> {
+  return helmRun(node, helm, ['upgrade', 'node-problem-detector', CHART, '--reuse-values', ...values]);
+}
+
+async function helmRun(node: NodeCluster, helm: string, command: string[]): Promise<string> {
+  const args = [
+    ...command,
+    '--namespace',
+    NS,
+    '--kubeconfig',
+    node.cp.adminKubeconfig,
     '--wait',
     '--timeout',
     '4m',

@@ -1,17 +1,18 @@
 /**
  * The journald component reading a real systemd-journald under the real kubelet (test/support/journald.ts):
  * real containerd, kubelet and systemd wordings from test/corpus become conditions and events on the
- * Node, their benign look-alikes do not, and entries written after a journal rotation and after a
- * journald restart still arrive.
+ * Node, their benign look-alikes do not, entries written after a journal rotation and after a
+ * journald restart still arrive, and a new pod resumes where the old one stopped (no journal event
+ * twice, nothing written during the restart lost). The chart's journald switch does the same.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { waitFor } from '../support/agent-process.ts';
+import { metricValue, waitFor } from '../support/agent-process.ts';
 import { TestJournal } from '../support/journald.ts';
 import type { NodeCluster } from './harness/node-cluster.ts';
-import { describeNode, nodeEvents, REPO } from './support.ts';
+import { agentPods, describeNode, NS, nodeEvents, REPO, readyAgentPod } from './support.ts';
 
 interface CorpusCase {
   readonly text: string;
@@ -37,47 +38,114 @@ function first(name: string, want: (expect: unknown) => boolean): string {
   return text;
 }
 
-const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** Each Event about one of `texts`, as `<reason> x<count>`, sorted: a line sent twice shows twice. */
+async function eventsAbout(node: NodeCluster, texts: readonly string[]): Promise<string[]> {
+  const out = await node.kubectl(['get', 'events', '-n', 'default', '-o', 'json']);
+  const items = (JSON.parse(out) as { items: { reason: string; message: string; count?: number }[] }).items;
+  return items
+    .filter((e) => texts.some((t) => e.message.includes(t.slice(0, 60))))
+    .map((e) => `${e.reason} x${e.count ?? 1}`)
+    .sort();
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function journalOnTheNode(node: NodeCluster): Promise<void> {
   const journal = new TestJournal(node.workDir);
   try {
     await journal.start();
-    const [kubeletLike, containerdLike] = [first('kubelet', none), first('containerd', none)];
-    await journal.write('kubelet.service', 'kubelet', [
-      first('kubelet', condition('PLEGUnhealthy')),
-      kubeletLike,
-    ]);
-    await journal.write('containerd.service', 'containerd', [
-      first('containerd', condition('ContainerdCRIUnavailable')),
-      containerdLike,
-    ]);
-    await journal.write('init.scope', 'systemd', [first('systemd', eventOnly('KubeletStart'))]);
-    // The monitors look for the journal again every 60 s, then read from their start time.
-    await waitFor(
-      async () => /PLEGUnhealthy\s+True/.test(await describeNode(node)),
-      180_000,
-      () => 'PLEGUnhealthy never True',
-    );
-    await waitFor(async () => /ContainerdCRIUnavailable\s+True/.test(await describeNode(node)), 60_000);
-    await waitFor(async () => /Normal\s+KubeletStart\s/.test(await nodeEvents(node)), 60_000);
-    await journal.rotate();
-    await journal.write('containerd.service', 'containerd', [
-      first('containerd', eventOnly('CorruptContainerImageLayer')),
-    ]);
+    const written = await conditionsAndEvents(node, journal);
+    written.push(...(await rotationAndRestart(node, journal)));
+    await podRestartResumes(node, journal, written);
+  } finally {
     await journal.stop();
+    journal.cleanup();
+  }
+}
+
+async function conditionsAndEvents(node: NodeCluster, journal: TestJournal): Promise<string[]> {
+  const [kubeletLike, containerdLike] = [first('kubelet', none), first('containerd', none)];
+  const lines = {
+    pleg: first('kubelet', condition('PLEGUnhealthy')),
+    cri: first('containerd', condition('ContainerdCRIUnavailable')),
+    start: first('systemd', eventOnly('KubeletStart')),
+  };
+  await journal.write('kubelet.service', 'kubelet', [lines.pleg, kubeletLike]);
+  await journal.write('containerd.service', 'containerd', [lines.cri, containerdLike]);
+  await journal.write('init.scope', 'systemd', [lines.start]);
+  // The monitors look for the journal again every 60 s, then read from their start time.
+  await waitFor(
+    async () => /PLEGUnhealthy\s+True/.test(await describeNode(node)),
+    180_000,
+    () => 'PLEGUnhealthy never True',
+  );
+  await waitFor(async () => /ContainerdCRIUnavailable\s+True/.test(await describeNode(node)), 60_000);
+  await waitFor(async () => /Normal\s+KubeletStart\s/.test(await nodeEvents(node)), 60_000);
+  assert.deepEqual(await eventsAbout(node, [kubeletLike, containerdLike]), [], 'a look-alike made no event');
+  return Object.values(lines);
+}
+
+async function rotationAndRestart(node: NodeCluster, journal: TestJournal): Promise<string[]> {
+  const corrupt = first('containerd', eventOnly('CorruptContainerImageLayer'));
+  const shim = first('containerd', eventOnly('ContainerdShimFailure'));
+  await journal.rotate();
+  await journal.write('containerd.service', 'containerd', [corrupt]);
+  await journal.stop();
+  await journal.start();
+  await journal.write('containerd.service', 'containerd', [shim]);
+  await waitFor(async () => (await eventsAbout(node, [corrupt, shim])).length === 2, 90_000);
+  return [corrupt, shim];
+}
+
+/**
+ * The agent keeps no cursor on the node: a new pod re-reads the journal's last `lookback` (5m in the
+ * shipped files) and the per-source event watermark on the Node keeps what the old pod sent from being
+ * sent again. So a line written while no pod runs arrives once, and the earlier ones do not repeat.
+ */
+async function podRestartResumes(node: NodeCluster, journal: TestJournal, written: string[]): Promise<void> {
+  const before = await eventsAbout(node, written);
+  const [old] = await agentPods(node);
+  assert.ok(old, 'an agent pod runs');
+  await node.kubectl(['-n', NS, 'delete', 'pod', old.name, '--wait=true']);
+  const during = first('containerd', eventOnly('ContainerdSnapshotterError'));
+  await journal.write('containerd.service', 'containerd', [during]);
+  const next = await readyAgentPod(node);
+  assert.notEqual(next.uid, old.uid);
+  await waitFor(async () => (await eventsAbout(node, [during])).length > 0, 90_000);
+  // The new pod's replay is done well within this; anything sent again would show by then.
+  await sleep(20_000);
+  assert.deepEqual(await eventsAbout(node, [during]), ['ContainerdSnapshotterError x1']);
+  assert.deepEqual(await eventsAbout(node, written), before, 'no journal event sent again by the new pod');
+  // Control: the new pod did re-read the old pod's lines (the rotation's and the restart's at least).
+  const read = await metricValue(
+    `http://${next.podIP}:20257/metrics`,
+    'npd_log_lines_read_total{source="containerd-monitor"}',
+  );
+  assert.ok((read ?? 0) >= 3, `the new pod read ${read} containerd lines`);
+}
+
+/**
+ * The chart's journald switch (`journald.enabled`) on the chart installed by the helm test: its pod
+ * reads a new journal, a kubelet condition line, a systemd event line and a containerd look-alike.
+ */
+export async function chartJournal(node: NodeCluster): Promise<void> {
+  const journal = new TestJournal(node.workDir);
+  try {
     await journal.start();
-    await journal.write('containerd.service', 'containerd', [
-      first('containerd', eventOnly('ContainerdShimFailure')),
-    ]);
-    await waitFor(async () => {
-      const events = await nodeEvents(node);
-      return /CorruptContainerImageLayer/.test(events) && /ContainerdShimFailure/.test(events);
-    }, 90_000);
-    const events = await nodeEvents(node);
-    for (const text of [kubeletLike, containerdLike]) {
-      assert.doesNotMatch(events, new RegExp(escaped(text.slice(0, 60))), 'a look-alike made no event');
-    }
+    const cgroup = first('kubelet', condition('CgroupDriverMismatch'));
+    const limit = first('systemd', eventOnly('ContainerdStartLimitHit'));
+    const look = first('containerd', none);
+    await journal.write('kubelet.service', 'kubelet', [cgroup]);
+    await journal.write('init.scope', 'systemd', [limit]);
+    await journal.write('containerd.service', 'containerd', [look]);
+    await waitFor(
+      async () => /CgroupDriverMismatch\s+True/.test(await describeNode(node)),
+      180_000,
+      () => 'CgroupDriverMismatch never True',
+    );
+    await waitFor(async () => (await eventsAbout(node, [limit])).length > 0, 60_000);
+    assert.deepEqual(await eventsAbout(node, [limit]), ['ContainerdStartLimitHit x1']);
+    assert.deepEqual(await eventsAbout(node, [look]), [], 'the look-alike made no event');
   } finally {
     await journal.stop();
     journal.cleanup();

@@ -8,7 +8,9 @@
 //          node, containerd and kubelet stopped and started under the real probes, taints acted on by
 //          the scheduler and the taint manager, a flood and event storm under the kubelet's cgroups,
 //          token rotation, no restart for 5 minutes, a deleted pod recreated
-//   helm   helm install of the chart with the image set
+//   journal a real systemd-journald read by the journald component, across a rotation, a journald
+//          restart and a pod restart
+//   helm   helm install of the chart with the image set, then its journald switch on a real journal
 //   npm run test:node
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
@@ -16,8 +18,8 @@ import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../support/agent-process.ts';
 import { NODE_IP } from './harness/network.ts';
 import { type NodeCluster, startNodeCluster } from './harness/node-cluster.ts';
-import { helmBinary, helmInstall } from './helm.ts';
-import { journalOnTheNode } from './journal.ts';
+import { helmBinary, helmInstall, helmUpgrade } from './helm.ts';
+import { chartJournal, journalOnTheNode } from './journal.ts';
 import { checkIdentity, checkStartedByKubelet, nodeView, survivesKubeletUpdates } from './install.ts';
 import { checkRotation, watchRestarts } from './lifecycle.ts';
 import { formatLoad, loadPod } from './load.ts';
@@ -235,7 +237,7 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     pod = next;
   });
 
-  test('journal: a real systemd-journald read by the journald component: conditions, events, no look-alike, rotation and restart', {
+  test('journal: a real systemd-journald read by the journald component: conditions, events, no look-alike, rotation, journald and pod restart', {
     timeout: 600_000,
   }, async () => {
     await journalOnTheNode(node);
@@ -256,5 +258,13 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     await helmInstall(node, helm);
     const p = await readyAgentPod(node);
     await checkStartedByKubelet(node, p);
+  });
+
+  test('journal: the chart with journald.enabled reads a real systemd-journald: condition, event, no look-alike', {
+    timeout: 600_000,
+  }, async () => {
+    await helmUpgrade(node, await helmBinary(), ['--set', 'journald.enabled=true']);
+    await readyAgentPod(node);
+    await chartJournal(node);
   });
 });
