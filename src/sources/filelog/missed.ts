@@ -1,5 +1,7 @@
 import { basename, dirname } from 'node:path';
+import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
+import { SampledWarning } from '../../core/sampled-warning.ts';
 import type { LineSplitter } from '../lines.ts';
 import { type OpenFile, openedFile } from './rotated.ts';
 import { type FileId, type Sibling, sameFile, type TailFs } from './tail-fs.ts';
@@ -25,7 +27,8 @@ export function isRotatedName(base: string, name: string): boolean {
 export class SeenFiles {
   private readonly list: ListFiles;
   private readonly path: string;
-  private seen = new Set<string>();
+  /** Birth times by inode, where known. */
+  private seen = new Map<string, bigint | undefined>();
 
   constructor(path: string, list: ListFiles) {
     this.path = path;
@@ -42,58 +45,110 @@ export class SeenFiles {
 
   /** The first look: whatever is beside the path already is an older generation, not ours to read. */
   baseline(known: readonly FileId[]): void {
-    this.seen = new Set([...this.siblings().map((s) => key(s.id)), ...known.map(key)]);
+    this.seen = new Map();
+    for (const id of [...this.siblings().map((s) => s.id), ...known]) this.see(id);
   }
 
   /** A file opened at the path: it was seen, whichever way the follower came to open it. */
   see(id: FileId): void {
-    this.seen.add(key(id));
+    this.seen.set(key(id), id.born ?? this.seen.get(key(id)));
   }
 
   /** Files beside the path that no look has seen, oldest first; from now on all of them count as seen. */
   unseen(known: readonly FileId[]): Sibling[] {
     const listed = this.siblings();
-    const knownKeys = new Set(known.map(key));
-    const fresh = listed.filter((s) => !this.seen.has(key(s.id)) && !knownKeys.has(key(s.id)));
-    this.seen = new Set([...listed.map((s) => key(s.id)), ...knownKeys]);
+    // Held open, so their inode numbers cannot have been given to another file.
+    const held = new Set(known.map(key));
+    const fresh = listed.filter((s) => !this.wasSeen(s.id) && !held.has(key(s.id)));
+    this.seen = new Map();
+    for (const id of [...listed.map((s) => s.id), ...known]) this.see(id);
     return fresh.sort((a, b) => a.mtimeMs - b.mtimeMs);
+  }
+
+  /**
+   * Seen, unless the inode number was freed and given to a new file since (ext4 and xfs reuse them at
+   * once, e.g. when `rotate N` drops the oldest generation): then its birth time differs.
+   */
+  private wasSeen(id: FileId): boolean {
+    if (!this.seen.has(key(id))) return false;
+    const born = this.seen.get(key(id));
+    return born === undefined || born === id.born;
   }
 }
 
-export interface MissedDeps {
+export interface SkippedDeps {
+  readonly path: string;
   readonly fs: TailFs;
+  readonly list: ListFiles;
+  readonly clock: Clock;
   readonly logger: Logger;
-  readonly now: number;
   readonly splitter: () => LineSplitter;
   /** Queues an opened file behind the rotated files already being read. */
   readonly add: (f: OpenFile) => void;
   readonly onLost?: (bytes: number) => void;
-  readonly onEvent?: (event: 'missed') => void;
+  readonly onSkipped?: () => void;
 }
 
 /**
- * Each file rotated in and out between two looks at the path is read from its start (queued after the
- * older rotated files), or, when it cannot be opened, counted with its size as lost; either way it is
- * counted. A file rotated past and moved out of the directory at once leaves no trace to count.
- * Returns how many were found.
+ * Generations of the path the follower skipped: each new file opened at the path is a look, and a
+ * rotated-name inode beside the path that no look saw is a file rotated in and out between two looks
+ * (whether the path was then found replaced or missing). Each is counted, read from its start (queued
+ * after the older rotated files) or, when it cannot be opened, its size counted as lost. A file rotated
+ * past and removed, compressed or moved out of the directory before the next look leaves no trace to
+ * count.
  */
-export function adoptMissed(seen: SeenFiles, known: readonly FileId[], deps: MissedDeps): number {
-  const missed = seen.unseen(known);
-  for (const m of missed) {
-    deps.onEvent?.('missed');
+export class SkippedFiles {
+  private readonly deps: SkippedDeps;
+  private readonly seen: SeenFiles;
+  private readonly warning: SampledWarning;
+  private baselined = false;
+
+  constructor(deps: SkippedDeps) {
+    this.deps = deps;
+    this.seen = new SeenFiles(deps.path, deps.list);
+    this.warning = new SampledWarning(
+      () => deps.clock.now(),
+      (fields) => deps.logger.warn(fields, 'log files were rotated in and out between two looks at the path'),
+    );
+  }
+
+  /**
+   * A file opened at the path; `rotated` are the older ones still open. The first look only notes what
+   * is there; a reopen of the file read before (`resumed`) is no new look. Returns the files found
+   * skipped, queued or counted lost.
+   */
+  opened(id: FileId, rotated: readonly FileId[], resumed: boolean): number {
+    if (!this.baselined) {
+      this.baselined = true;
+      this.seen.baseline([id]);
+      return 0;
+    }
+    this.seen.see(id);
+    if (resumed) return 0;
+    const skipped = this.seen.unseen([...rotated, id]);
+    for (const s of skipped) this.adopt(s.path, s.id);
+    return skipped.length;
+  }
+
+  /** Stopped: the next start reads the path afresh, so what is beside it then is older again. */
+  reset(): void {
+    this.baselined = false;
+  }
+
+  private adopt(path: string, listed: FileId): void {
+    this.deps.onSkipped?.();
     try {
-      const fd = deps.fs.openSync(m.path);
-      const id = deps.fs.fstatSync(fd);
-      if (!sameFile(id, m.id)) {
-        deps.fs.closeSync(fd);
+      const fd = this.deps.fs.openSync(path);
+      const id = this.deps.fs.fstatSync(fd);
+      if (!sameFile(id, listed)) {
+        this.deps.fs.closeSync(fd);
         throw new Error('replaced since it was listed');
       }
-      deps.add(openedFile(fd, id, deps.now, deps.splitter()));
+      this.deps.add(openedFile(fd, id, this.deps.clock.now(), this.deps.splitter()));
+      this.warning.note(() => ({ path, bytes: listed.size, read: true }));
     } catch (err) {
-      deps.onLost?.(m.id.size);
-      const detail = { path: m.path, bytes: m.id.size, err: (err as Error).message };
-      deps.logger.warn(detail, 'a log file rotated in and out unseen could not be read');
+      this.deps.onLost?.(listed.size);
+      this.warning.note(() => ({ path, bytes: listed.size, read: false, err: (err as Error).message }));
     }
   }
-  return missed.length;
 }

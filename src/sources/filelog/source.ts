@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { join, relative } from 'node:path';
 import type { Logger } from '../../core/logger.ts';
 import { counter } from '../../core/metrics.ts';
+import { SampledWarning } from '../../core/sampled-warning.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
 import type { WallZone } from '../../gocompat/time.ts';
 import type { SplitLine } from '../lines.ts';
-import { SampledWarning } from '../../core/sampled-warning.ts';
 import { type LogSourceMetrics, logSourceMetrics, sourceCounter } from '../metrics.ts';
 import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
 import { sourceStartTime } from '../start.ts';
@@ -95,6 +95,12 @@ class FilelogSource implements LogSource {
       'npd_log_rotation_lost_bytes_total',
       'Bytes of a followed log file that could no longer be read: truncated away unread, or left in a rotated file closed early.',
     );
+    const skipped = sourceCounter(
+      this.deps.registry,
+      this.config.source,
+      'npd_log_files_skipped_total',
+      'Followed log files rotated in and out between two looks at the path: found beside it and read, or (when they could not be opened) counted in lost bytes.',
+    );
     this.tail = new FileTail({
       path: join(this.deps.paths.root, this.config.logPath),
       clock: this.deps.clock,
@@ -102,6 +108,7 @@ class FilelogSource implements LogSource {
       onLines: (lines) => this.onLines(lines),
       onEvent: (event) => events(event).inc(),
       onLost: (bytes) => lost.inc(bytes),
+      onSkipped: () => skipped.inc(),
       fs: this.opts.fs ?? nodeTailFs({ root: this.deps.paths.root }),
       ...(this.opts.watch !== undefined ? { watch: this.opts.watch } : {}),
       ...(this.opts.pollIntervalMs !== undefined ? { pollIntervalMs: this.opts.pollIntervalMs } : {}),

@@ -6,6 +6,11 @@ export interface FileId {
   readonly ino: bigint;
   readonly size: number;
   readonly isFile: boolean;
+  /**
+   * Birth time in ns (0 where the file system keeps none), tells a reused inode number apart; unset
+   * unless the file changed since its birth: without statx, libuv reports the change time as it.
+   */
+  readonly born?: bigint;
 }
 
 /** The same file: rotation gives the path a new inode, truncation keeps it. */
@@ -45,6 +50,7 @@ const toId = (s: nodeFs.BigIntStats): FileId => ({
   ino: s.ino,
   size: Number(s.size),
   isFile: s.isFile(),
+  born: s.birthtimeNs !== s.ctimeNs ? s.birthtimeNs : undefined,
 });
 
 /**

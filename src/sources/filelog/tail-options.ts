@@ -4,14 +4,7 @@ import type { SplitLine } from '../lines.ts';
 import type { TailFs, WatchFn } from './tail-fs.ts';
 
 /** What happened to the followed path, for metrics. */
-export type TailEvent =
-  | 'rename'
-  | 'truncate'
-  | 'delete'
-  | 'missed'
-  | 'open_error'
-  | 'read_error'
-  | 'watch_error';
+export type TailEvent = 'rename' | 'truncate' | 'delete' | 'open_error' | 'read_error' | 'watch_error';
 
 export interface FileTailOptions {
   readonly path: string;
@@ -22,6 +15,8 @@ export interface FileTailOptions {
   readonly onEvent?: (event: TailEvent) => void;
   /** Bytes that can no longer be read: truncated away unread, or in a rotated file closed early. */
   readonly onLost?: (bytes: number) => void;
+  /** A file rotated in and out between two looks at the path (read from beside it, or lost). */
+  readonly onSkipped?: () => void;
   readonly fs?: TailFs;
   /** null: poll only. */
   readonly watch?: WatchFn | null;

@@ -3,7 +3,7 @@ import { backoffMs } from '../../core/backoff.ts';
 import type { TimerHandle } from '../../core/clock.ts';
 import type { MonitorHealth } from '../../core/types.ts';
 import { LineSplitter, type SplitLine } from '../lines.ts';
-import { adoptMissed, type MissedDeps, SeenFiles } from './missed.ts';
+import { SkippedFiles } from './missed.ts';
 import { type OpenFile, openedFile, RotatedFiles } from './rotated.ts';
 import { type FileId, nodeTailFs, nodeWatch, sameFile, type TailFs } from './tail-fs.ts';
 import type { FileTailOptions } from './tail-options.ts';
@@ -21,8 +21,8 @@ const DEFAULT_SLICE_BYTES = 256 * 1024;
  * rotated file until it goes quiet, restarts at 0 on truncation (copytruncate), waits for a missing
  * file, and holds a half-written last line until its newline. The path is checked for a new inode
  * before every read slice, also while behind, so a file rotated away before its predecessor was read
- * to its end is still opened and read. fs.watch only speeds things up; polling every `pollIntervalMs`
- * is what guarantees progress.
+ * to its end is still opened and read, and one rotated in and out between two looks is found beside
+ * it. fs.watch only speeds things up; polling every `pollIntervalMs` is what guarantees progress.
  */
 export class FileTail {
   private readonly opts: FileTailOptions;
@@ -30,7 +30,7 @@ export class FileTail {
   private readonly buffer = Buffer.alloc(READ_CHUNK);
   private current: OpenFile | undefined;
   private readonly rotated: RotatedFiles;
-  private readonly seen: SeenFiles | undefined;
+  private readonly skipped: SkippedFiles | undefined;
   private timer: TimerHandle | undefined;
   private timerDue = 0;
   private watcher: { close(): void } | undefined;
@@ -53,7 +53,9 @@ export class FileTail {
       onLost: (bytes) => opts.onLost?.(bytes),
     });
     const list = this.fs.listFiles?.bind(this.fs);
-    this.seen = list ? new SeenFiles(opts.path, list) : undefined;
+    const add = (f: OpenFile) => this.rotated.add(f);
+    const splitter = () => this.splitter();
+    this.skipped = list ? new SkippedFiles({ ...opts, fs: this.fs, list, add, splitter }) : undefined;
   }
 
   start(): void {
@@ -69,6 +71,7 @@ export class FileTail {
     this.watcher?.close();
     this.watcher = undefined;
     this.rotated.closeAll();
+    this.skipped?.reset();
     if (this.current) this.close(this.current);
     this.current = undefined;
     this.detail = 'stopped';
@@ -89,8 +92,9 @@ export class FileTail {
     budget = this.rotated.drain(lines, budget);
     let delay = this.opts.pollIntervalMs ?? 250;
     try {
-      if (!this.current) this.open();
-      if (this.current) budget = this.follow(this.current, lines, budget);
+      // Files found skipped (e.g. while the path was missing) are older than the new one: read them first.
+      if (!this.current && this.open() > 0) budget = 0;
+      else if (this.current) budget = this.follow(this.current, lines, budget);
       this.failures = 0;
     } catch (err) {
       delay = this.fail(err as NodeJS.ErrnoException);
@@ -99,15 +103,18 @@ export class FileTail {
     if (this.running) this.schedule(budget <= 0 ? 0 : delay);
   }
 
-  /** Opens the path; a missing file is a normal state (waiting), not an error. */
-  private open(): void {
+  /**
+   * Opens the path; a missing file is a normal state (waiting), not an error. Returns how many files
+   * rotated in and out before this look it found (queued on the rotated set).
+   */
+  private open(): number {
     let fd: number;
     try {
       fd = this.fs.openSync(this.opts.path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       this.detail = `waiting for ${this.opts.path}: it does not exist`;
-      return;
+      return 0;
     }
     let id: FileId;
     try {
@@ -121,10 +128,9 @@ export class FileTail {
       this.resume && sameFile(this.resume.id, id) && id.size >= this.resume.offset ? this.resume : undefined;
     this.resume = undefined;
     const splitter = r?.splitter ?? this.splitter();
-    if (!this.current && this.rotated.count === 0 && !r) this.seen?.baseline([id]);
-    else this.seen?.see(id);
     this.current = openedFile(fd, id, this.opts.clock.now(), splitter, r);
     this.ensureWatch();
+    return this.skipped?.opened(id, this.rotated.ids, r !== undefined) ?? 0;
   }
 
   /**
@@ -152,22 +158,13 @@ export class FileTail {
       this.detail = `waiting for ${this.opts.path}: it does not exist`;
       return left;
     }
-    this.open();
     // Files rotated past unseen are older than the new one: read them first, on the next slice.
-    const opened = this.current as OpenFile | undefined;
-    const known = [...this.rotated.ids, ...(opened ? [opened.id] : [])];
-    const missed = this.seen ? adoptMissed(this.seen, known, this.missedDeps()) : 0;
-    if (missed > 0) return 0;
+    if (this.open() > 0) return 0;
     return this.current && left > 0 ? this.readAvailable(this.current, lines, left) : left;
   }
 
   private splitter(): LineSplitter {
     return new LineSplitter(this.opts.maxLineBytes ?? 64 * 1024);
-  }
-
-  private missedDeps(): MissedDeps {
-    const add = (f: OpenFile) => this.rotated.add(f);
-    return { ...this.opts, fs: this.fs, now: this.opts.clock.now(), add, splitter: () => this.splitter() };
   }
 
   private readAvailable(f: OpenFile, lines: SplitLine[], budget: number): number {
