@@ -93,7 +93,7 @@ export class Agent {
     await this.listen();
     this.subsystems?.reporter.start();
     await this.supervisor.start((status, from) => detector.onStatus(status, from));
-    const crash = { hostRoot: this.deps.options.hostRoot, bootId: this.bootId, registry, logger };
+    const crash = { hostRoot: this.deps.options.hostRoot, bootId: this.bootId, clock, registry, logger };
     void reportPreviousCrash(crash, (s) => detector.onStatus(s, crash));
     this.watchConfig();
     this.trimHeap();

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import type { Clock } from '../core/clock.ts';
 
 export interface BoundedOutput {
@@ -21,6 +21,8 @@ export interface BoundedCommand {
   readonly keep?: 'head' | 'tail';
 }
 
+export type SpawnFn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+
 /** How long to keep stderr: enough for a reason, never a flood. */
 const STDERR_BYTES = 2048;
 
@@ -28,9 +30,13 @@ const STDERR_BYTES = 2048;
  * Runs a command with an empty environment (nothing of ours can leak into its output) and keeps at most
  * maxBytes of its stdout: the process is killed when it outgrows that or the deadline.
  */
-export function runBounded(cmd: BoundedCommand, clock: Clock): Promise<BoundedOutput> {
+export function runBounded(
+  cmd: BoundedCommand,
+  clock: Clock,
+  spawnFn: SpawnFn = spawn,
+): Promise<BoundedOutput> {
   return new Promise((resolve) => {
-    const child = spawn(cmd.command, cmd.args, {
+    const child = spawnFn(cmd.command, cmd.args, {
       env: { LANG: 'C.UTF-8' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -38,8 +44,8 @@ export function runBounded(cmd: BoundedCommand, clock: Clock): Promise<BoundedOu
     // A grandchild may hold the pipes open after the kill: closing our ends ends the wait regardless.
     const stop = () => {
       child.kill('SIGKILL');
-      child.stdout.destroy();
-      child.stderr.destroy();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
     };
     const timer = clock.setTimeout(() => {
       timedOut = true;
@@ -47,8 +53,8 @@ export function runBounded(cmd: BoundedCommand, clock: Clock): Promise<BoundedOu
     }, cmd.timeoutMs);
     const stdout = new Output(cmd.maxBytes, cmd.keep ?? 'head', stop);
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => stdout.add(chunk));
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stdout?.on('data', (chunk: Buffer) => stdout.add(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < STDERR_BYTES) stderr += chunk.toString('utf8').slice(0, STDERR_BYTES);
     });
     const finish = (code: number | null | undefined, error?: string) => {

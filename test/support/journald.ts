@@ -5,6 +5,12 @@
  * which is what the DaemonSet mounts. Entries are written by systemd-cat inside that namespace from a
  * process placed in the service's cgroup (both the name=systemd and the unified hierarchy), so journald
  * records _SYSTEMD_UNIT as systemd does for a service's output; SYSLOG_IDENTIFIER comes from `-t`.
+ *
+ * Options for a journal of several boots with kernel lines, away from the host's files: `hostRoot`
+ * bind-mounts <hostRoot>/var/log over /var/log inside the namespace; start({ bootId }) bind-mounts a
+ * file over /proc/sys/kernel/random/boot_id, which journald stamps as _BOOT_ID (it takes the field
+ * from there, never from a client); `kernel` binds a FIFO over /dev/kmsg with ReadKMsg=yes, so
+ * writeKernel()'s records arrive as the kernel's, _TRANSPORT=kernel, which no client can set either.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -25,52 +31,87 @@ export function testJournalUnavailable(): string | undefined {
   return undefined;
 }
 
-// ReadKMsg=no: the node suite floods /dev/kmsg and the agent reads it itself. No rate limit, so a
-// test that writes a burst gets every line; persistent storage without a flush request.
-const DROP_IN = ['[Journal]', 'Storage=persistent', 'ReadKMsg=no', 'RateLimitIntervalSec=0', ''].join('\n');
+// ReadKMsg=no: the node suite floods /dev/kmsg and the agent reads it itself; with `kernel`, journald
+// reads the FIFO bound over /dev/kmsg in its namespace, never the real one. No rate limit, so a test
+// that writes a burst gets every line; persistent storage without a flush request.
+function dropIn(kernel: boolean): string {
+  const kmsg = kernel ? 'ReadKMsg=yes' : 'ReadKMsg=no';
+  return ['[Journal]', 'Storage=persistent', kmsg, 'RateLimitIntervalSec=0', ''].join('\n');
+}
 
-function script(workDir: string, machineId: string): string {
+export interface TestJournalOptions {
+  /** Write the journal below <hostRoot>/var/log/journal instead of the host's /var/log/journal. */
+  readonly hostRoot?: string;
+  /** Read kernel records from a FIFO over /dev/kmsg, written by writeKernel(). */
+  readonly kernel?: boolean;
+}
+
+function script(workDir: string, machineId: string, opts: TestJournalOptions): string {
+  const file = (name: string) => path.join(workDir, name);
   return [
     'set -e',
     'mount -t tmpfs -o mode=0755 tmpfs /run/systemd',
     'mkdir -p /run/systemd/journal /run/systemd/journald.conf.d',
-    `cp ${path.join(workDir, 'journald.conf')} /run/systemd/journald.conf.d/npd-test.conf`,
+    `cp ${file('journald.conf')} /run/systemd/journald.conf.d/npd-test.conf`,
     // journald opens /var/log/journal at start only once a flush was requested.
     'touch /run/systemd/journal/flushed',
-    `printf '%s\\n' ${machineId} > ${path.join(workDir, 'machine-id')}`,
-    `mount --bind ${path.join(workDir, 'machine-id')} /etc/machine-id`,
-    `echo $$ > ${path.join(workDir, 'journald.pid')}`,
-    `exec ${JOURNALD}`,
+    `printf '%s\\n' ${machineId} > ${file('machine-id')}`,
+    `mount --bind ${file('machine-id')} /etc/machine-id`,
+    ...(opts.hostRoot ? [`mount --bind ${path.join(opts.hostRoot, 'var', 'log')} /var/log`] : []),
+    `if [ -f ${file('boot_id')} ]; then mount --bind ${file('boot_id')} /proc/sys/kernel/random/boot_id; fi`,
+    ...(opts.kernel
+      ? [`[ -p ${file('kmsg')} ] || mkfifo ${file('kmsg')}`, `mount --bind ${file('kmsg')} /dev/kmsg`]
+      : []),
+    `echo $$ > ${file('journald.pid')}`,
+    // journald logs to /dev/kmsg by default: opening the FIFO for that would wait for a reader forever.
+    `${opts.kernel ? 'SYSTEMD_LOG_TARGET=console ' : ''}exec ${JOURNALD}`,
   ].join('\n');
 }
 
 export class TestJournal {
   readonly machineId = randomBytes(16).toString('hex');
   private readonly workDir: string;
+  private readonly opts: TestJournalOptions;
   private proc: ManagedProcess | undefined;
   private pid = 0;
+  /** The next /dev/kmsg sequence number: journald drops records below the one it expects. */
+  private kernelSeq = 0;
+  /** Kernel records journald has taken, over all starts. */
+  private kernelWritten = 0;
   /** Cgroup folders this harness made, to remove (deepest first) and nothing else. */
   private readonly made: string[] = [];
 
-  constructor(workDir: string) {
+  constructor(workDir: string, opts: TestJournalOptions = {}) {
     this.workDir = path.join(workDir, 'journald');
+    this.opts = opts;
     fs.mkdirSync(this.workDir, { recursive: true });
-    fs.writeFileSync(path.join(this.workDir, 'journald.conf'), DROP_IN);
-    fs.writeFileSync(path.join(this.workDir, 'start.sh'), script(this.workDir, this.machineId));
+    fs.writeFileSync(path.join(this.workDir, 'journald.conf'), dropIn(opts.kernel === true));
+    fs.writeFileSync(path.join(this.workDir, 'start.sh'), script(this.workDir, this.machineId, opts));
+  }
+
+  /** The folder holding the machine-id folders: the host's /var/log/journal, or the one below hostRoot. */
+  get root(): string {
+    return this.opts.hostRoot ? path.join(this.opts.hostRoot, JOURNAL_ROOT) : JOURNAL_ROOT;
   }
 
   /** Where journald writes this test's files. */
   get directory(): string {
-    return path.join(JOURNAL_ROOT, this.machineId);
+    return path.join(this.root, this.machineId);
   }
 
   get running(): boolean {
     return this.proc !== undefined && !this.proc.exited;
   }
 
-  async start(): Promise<void> {
+  /** bootId: the _BOOT_ID journald stamps on this run's entries (a UUID); the machine's own by default. */
+  async start(opts: { bootId?: string } = {}): Promise<void> {
     fs.mkdirSync('/run/systemd', { recursive: true });
-    fs.mkdirSync(JOURNAL_ROOT, { recursive: true });
+    fs.mkdirSync(this.root, { recursive: true });
+    const bootFile = path.join(this.workDir, 'boot_id');
+    if (opts.bootId) fs.writeFileSync(bootFile, `${opts.bootId}\n`);
+    else fs.rmSync(bootFile, { force: true });
+    // A new journald expects the sequence from 0 again (its seqnum file lives in its own /run).
+    this.kernelSeq = 0;
     const pidFile = path.join(this.workDir, 'journald.pid');
     fs.rmSync(pidFile, { force: true });
     this.proc = new ManagedProcess(
@@ -131,6 +172,45 @@ export class TestJournal {
       input: `${messages.join('\n')}\n`,
     });
     if (r.code !== 0) throw new Error(`systemd-cat exited ${r.code}: ${r.stderr}`);
+  }
+
+  /**
+   * Kernel records through the FIFO journald reads as /dev/kmsg, at `level` (0 emerg .. 7 debug).
+   * journald reads one record per read(), so each is written once journald has stored the one before.
+   */
+  async writeKernel(messages: readonly string[], level = 6): Promise<void> {
+    if (!this.opts.kernel) throw new Error('TestJournal was made without { kernel: true }');
+    for (const message of messages) {
+      // /dev/kmsg's record: "<level>,<seq>,<usec since boot>,<flags>;<text>" (Documentation/ABI/testing/dev-kmsg).
+      const usec = this.kernelSeq * 1000 + 1_000_000;
+      // Non-blocking: with no journald holding the FIFO open the write fails instead of hanging.
+      const fd = fs.openSync(
+        path.join(this.workDir, 'kmsg'),
+        fs.constants.O_WRONLY | fs.constants.O_NONBLOCK,
+      );
+      try {
+        fs.writeSync(fd, `${level},${this.kernelSeq++},${usec},-;${message}\n`);
+      } finally {
+        fs.closeSync(fd);
+      }
+      this.kernelWritten++;
+      await this.waitForKernelEntries(this.kernelWritten);
+    }
+  }
+
+  private async waitForKernelEntries(count: number): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const r = await run('journalctl', [
+        `--directory=${this.directory}`,
+        '--output=cat',
+        '_TRANSPORT=kernel',
+      ]);
+      const stored = r.stdout.split('\n').filter((l) => l !== '').length;
+      if (stored >= count) return;
+      if (Date.now() > deadline) throw new Error(`journald stored ${stored} of ${count} kernel records`);
+      await sleep(20);
+    }
   }
 
   /** Removes this test's journal files and the unit cgroups it made. */

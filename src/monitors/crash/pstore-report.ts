@@ -1,12 +1,5 @@
-import type { ProblemEvent } from '../../core/types.ts';
 import type { PstoreRecord } from '../../host/pstore.ts';
-
-export type CrashKind = 'panic' | 'oops' | 'hard_lockup';
-
-export interface CrashReport {
-  readonly kind: CrashKind;
-  readonly event: ProblemEvent;
-}
+import { CRASH_REASONS, type CrashKind, type CrashReport, worstCrashLine } from './kernel-crash.ts';
 
 /** One dump split over parts, and the dumps that hold no crash (a shutdown or emergency dump). */
 export interface CrashReports {
@@ -14,23 +7,11 @@ export interface CrashReports {
   readonly withoutCrash: number;
 }
 
-const REASONS: Record<CrashKind, string> = {
-  panic: 'PreviousBootPanic',
-  oops: 'PreviousBootOops',
-  hard_lockup: 'PreviousBootHardLockup',
-};
-
 // fs/pstore/platform.c pstore_dump(): "%s#%d Part%u\n" with kmsg_dump_reason_str() ("Panic", "Oops",
 // "Emergency", "Shutdown", ...), the dump count and the part (Part1 holds the newest lines).
 const HEADER = /^(\w+)#(\d+) Part(\d+)$/;
 // kmsg_dump_get_buffer(..., syslog=true): "<level>" and, with printk.time, "[%5lu.%06lu] ".
 const PREFIX = /^<\d+>(?:\[\s*\d+\.\d+\] )?/;
-// The wordings of rules/kernel.yaml (kernel/watchdog.c, kernel/panic.c, lib/bug.c,
-// arch/x86/kernel/dumpstack.c __die_header(), arch/x86/mm/fault.c show_fault_oops()).
-const HARD_LOCKUP = /Watchdog detected hard LOCKUP on cpu \d+|Kernel panic - not syncing: Hard LOCKUP/;
-const PANIC = /Kernel panic - not syncing: /;
-const OOPS =
-  /kernel BUG at [\w./-]+:\d+!|BUG: unable to handle |BUG: kernel NULL pointer dereference|(?:general protection fault|divide error|invalid opcode|stack segment|double fault|Oops)[^[]*: [0-9a-f]{4} \[#\d+\]/;
 
 interface Dump {
   readonly why: string;
@@ -78,20 +59,18 @@ function group(records: readonly PstoreRecord[]): Dump[] {
 function classify(dump: Dump, bootId: string | undefined): CrashReport | undefined {
   // The highest part holds the oldest lines: read them first, so "first oops" means the first one.
   const lines = [...dump.parts].sort((a, b) => b.part - a.part).flatMap((p) => p.lines);
-  const find = (re: RegExp) => lines.find((l) => re.test(l));
-  const hard = find(HARD_LOCKUP);
-  const panic = find(PANIC);
-  const oops = find(OOPS);
-  const kind: CrashKind | undefined = hard
-    ? 'hard_lockup'
-    : panic || dump.why === 'Panic'
-      ? 'panic'
-      : oops || dump.why === 'Oops'
-        ? 'oops'
-        : undefined;
+  const found = worstCrashLine(lines);
+  // The kernel wrote the dump for a reason (Panic, Oops): it names the crash when no line kept does.
+  const kind: CrashKind | undefined =
+    found?.kind === 'hard_lockup' || found?.kind === 'panic'
+      ? found.kind
+      : dump.why === 'Panic'
+        ? 'panic'
+        : found || dump.why === 'Oops'
+          ? 'oops'
+          : undefined;
   if (!kind) return undefined;
-  const key =
-    (kind === 'hard_lockup' ? hard : kind === 'panic' ? (panic ?? oops) : oops) ?? `${dump.why} dump`;
+  const key = found ? lines[found.index] : `${dump.why} dump`;
   const where = `${dump.why}#${dump.count} in pstore (${dump.names.join(', ')}), written ${new Date(dump.writtenAt).toISOString()}`;
   const boot = bootId ? `; reported at boot ${bootId}` : '';
   return {
@@ -99,7 +78,7 @@ function classify(dump: Dump, bootId: string | undefined): CrashReport | undefin
     event: {
       severity: 'warn',
       timestamp: dump.writtenAt,
-      reason: REASONS[kind],
+      reason: CRASH_REASONS[kind],
       message: `previous boot: ${key} (${where}${boot})`,
     },
   };

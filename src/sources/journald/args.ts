@@ -13,24 +13,30 @@ export interface JournalArgsInput {
 }
 
 /**
- * The journalctl command line. Flags that matter:
- * - `--merge`: with --follow, journalctl (since v248) implies `--boot` unless merging, and then exits
- *   with "No such boot ID" on a journal without entries of the current boot (e.g. still empty).
- * - `--all`: without it, fields over 4096 bytes come out as null and the message would be lost.
- * - `--since` takes whole seconds here; the caller drops the sub-second remainder itself.
- * - Matches on two different fields are ANDed by journalctl.
+ * The flags of every JSON read of a journal directory. `--all`: without it, fields over 4096 bytes
+ * come out as null and the message would be lost. `--output=json` still writes __CURSOR,
+ * __REALTIME_TIMESTAMP and _BOOT_ID beside the fields named.
  */
-export function journalctlArgs(input: JournalArgsInput): string[] {
-  const args = [
-    '--follow',
-    '--merge',
+export function journalJsonArgs(directory: string): string[] {
+  return [
     '--output=json',
     '--output-fields=MESSAGE',
     '--all',
     '--no-pager',
     '--quiet',
-    `--directory=${input.directory}`,
+    `--directory=${directory}`,
   ];
+}
+
+/**
+ * The journalctl command line of the follower. Flags that matter:
+ * - `--merge`: with --follow, journalctl (since v248) implies `--boot` unless merging, and then exits
+ *   with "No such boot ID" on a journal without entries of the current boot (e.g. still empty).
+ * - `--since` takes whole seconds here; the caller drops the sub-second remainder itself.
+ * - Matches on two different fields are ANDed by journalctl.
+ */
+export function journalctlArgs(input: JournalArgsInput): string[] {
+  const args = ['--follow', '--merge', ...journalJsonArgs(input.directory)];
   if (input.afterCursor !== undefined) args.push(`--after-cursor=${input.afterCursor}`);
   else if (input.sinceMs !== undefined) args.push(`--since=@${Math.floor(input.sinceMs / 1000)}`);
   for (const m of journalMatches(input)) args.push(`${m.field}=${m.value}`);
@@ -70,7 +76,8 @@ export interface DirProbe {
   list(path: string): readonly string[] | undefined;
 }
 
-const PERSISTENT = '/var/log/journal';
+/** Where journald keeps the journal across reboots (Storage=persistent, or auto with the folder). */
+export const PERSISTENT_JOURNAL = '/var/log/journal';
 const VOLATILE = '/run/log/journal';
 
 export type JournalDirectory =
@@ -91,9 +98,9 @@ export function holdsJournalFiles(dir: string, probe: DirProbe): boolean {
  * volatile directory when it does not exist, which is what hosts with Storage=volatile need.
  */
 export function detectJournalDirectory(root: string, logPath: string, probe: DirProbe): JournalDirectory {
-  const persistent = join(root, PERSISTENT);
+  const persistent = join(root, PERSISTENT_JOURNAL);
   const volatile = join(root, VOLATILE);
-  if (logPath !== '' && logPath.replace(/\/+$/, '') !== PERSISTENT) {
+  if (logPath !== '' && logPath.replace(/\/+$/, '') !== PERSISTENT_JOURNAL) {
     const path = join(root, logPath);
     return probe.list(path) ? { path } : { missing: `journal directory ${path} does not exist` };
   }

@@ -18,6 +18,12 @@ export interface JournalEntry {
 
 /** Parses one line of `journalctl --output=json`; errors come back as values. */
 export function parseJournalEntry(line: string): JournalEntry | Error {
+  const record = parseJournalRecord(line);
+  return record instanceof Error ? record : journalEntryOf(record);
+}
+
+/** One line of `journalctl --output=json` as its fields, for readers that need more than the entry. */
+export function parseJournalRecord(line: string): Record<string, unknown> | Error {
   let raw: unknown;
   try {
     raw = JSON.parse(line);
@@ -25,7 +31,11 @@ export function parseJournalEntry(line: string): JournalEntry | Error {
     return new Error(`invalid JSON: ${(err as Error).message}`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return new Error('not a JSON object');
-  const entry = raw as Record<string, unknown>;
+  return raw as Record<string, unknown>;
+}
+
+/** The entry of a parsed record: cursor, time and message. */
+export function journalEntryOf(entry: Record<string, unknown>): JournalEntry | Error {
   const cursor = entry.__CURSOR;
   if (typeof cursor !== 'string' || cursor === '') return new Error('no __CURSOR');
   const usec = journalString(entry.__REALTIME_TIMESTAMP);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { CRASH_SOURCE, reportPreviousCrash } from '../../../../src/agent/crash-report.ts';
+import { systemClock } from '../../../../src/core/clock.ts';
 import { silentLogger } from '../../../../src/core/logger.ts';
 import { createRegistry } from '../../../../src/core/metrics.ts';
 import type { Status } from '../../../../src/core/types.ts';
@@ -35,12 +36,12 @@ async function hostWith(...cases: string[]): Promise<string> {
 async function run(root: string) {
   const registry = createRegistry();
   const statuses: Status[] = [];
-  await reportPreviousCrash({ hostRoot: root, bootId: BOOT, registry, logger: silentLogger() }, (s) =>
-    statuses.push(s),
-  );
+  // No var/log/journal below the root: only pstore is read.
+  const deps = { hostRoot: root, bootId: BOOT, clock: systemClock, registry, logger: silentLogger() };
+  await reportPreviousCrash(deps, (s) => statuses.push(s));
   const kinds = ['panic', 'oops', 'hard_lockup'];
   const counts = await Promise.all(
-    kinds.map((kind) => sample(registry, 'npd_previous_boot_crashes_total', { kind })),
+    kinds.map((kind) => sample(registry, 'npd_previous_boot_crashes_total', { kind, origin: 'pstore' })),
   );
   const skipped = await Promise.all(
     ['compressed', 'no_crash'].map((reason) =>
