@@ -83,6 +83,24 @@ describe('deploy/components: monitor components', { skip }, () => {
     assert.deepEqual(extra, [...base, '--extra-conditions=true']);
   });
 
+  test('pstore mounts the host /sys/fs/pstore read-only where the agent reads it, and nothing else', () => {
+    const base = one(renderBase(), 'DaemonSet');
+    const ds = one(kustomizeWith(['pstore']), 'DaemonSet');
+    const spec = podSpec(ds);
+    const c = agentContainer(ds);
+    const v = spec.volumes.find((x) => x.hostPath?.path === '/sys/fs/pstore');
+    // Directory: the kernel creates it only with pstore; DirectoryOrCreate cannot create it in sysfs.
+    assert.deepEqual(v?.hostPath, { path: '/sys/fs/pstore', type: 'Directory' });
+    assert.deepEqual(
+      c.volumeMounts.find((m) => m.name === v?.name),
+      { name: 'pstore', mountPath: '/host/sys/fs/pstore', readOnly: true },
+      'below --host-root=/host, where crash-report reads <host-root>/sys/fs/pstore',
+    );
+    assert.ok(!podSpec(base).volumes.some((x) => x.name === 'pstore'), 'control: not in the base');
+    assert.deepEqual(c.args, agentContainer(base).args);
+    assert.equal(spec.volumes.length, podSpec(base).volumes.length + 1);
+  });
+
   test('all three together keep every monitor of each', () => {
     const got = monitors(kustomizeWith(['journald', 'node-probes', 'gpu']));
     assert.equal(new Set(got.systemLog).size, got.systemLog.length, 'no config twice');

@@ -60,6 +60,7 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     ['journald'],
     ['node-probes'],
     ['gpu'],
+    ['pstore'],
     ['journald', 'node-probes', 'gpu'],
   ]) {
     test(`base + ${components.join(' + ')} is accepted`, async () => {

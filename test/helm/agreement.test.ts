@@ -111,6 +111,7 @@ describe('the Helm chart renders what kustomize renders', { skip: skip || kubect
     ['gpu', 'gpu'],
     ['diagnostics', 'diagnostics'],
     ['extra-conditions', 'extraConditions'],
+    ['pstore', 'pstore'],
   ] as const) {
     const absent =
       !existsSync(join(ROOT, 'deploy/components', component)) && `no deploy/components/${component}`;

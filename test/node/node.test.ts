@@ -10,7 +10,8 @@
 //          token rotation, no restart for 5 minutes, a deleted pod recreated
 //   journal a real systemd-journald read by the journald component, across a rotation, a journald
 //          restart and a pod restart
-//   helm   helm install of the chart with the image set, then its journald switch on a real journal
+//   helm   helm install of the chart with the image set, then its journald switch on a real journal and
+//          its pstore switch on a crash dump
 //   npm run test:node
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
@@ -24,6 +25,7 @@ import { checkIdentity, checkStartedByKubelet, nodeView, survivesKubeletUpdates 
 import { checkRotation, watchRestarts } from './lifecycle.ts';
 import { formatLoad, loadPod } from './load.ts';
 import { probesOverlayPatch, writeProbesWithoutSystemd } from './overlay.ts';
+import { withPstorePanic } from './pstore.ts';
 import {
   bothProbesHealthy,
   podPhase,
@@ -260,11 +262,17 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     await checkStartedByKubelet(node, p);
   });
 
-  test('journal: the chart with journald.enabled reads a real systemd-journald: condition, event, no look-alike', {
+  test('journal: the chart with journald.enabled reads a real systemd-journald; pstore.enabled reports the crash dump', {
     timeout: 600_000,
   }, async () => {
-    await helmUpgrade(node, await helmBinary(), ['--set', 'journald.enabled=true']);
-    await readyAgentPod(node);
-    await chartJournal(node);
+    await withPstorePanic(async () => {
+      const values = ['--set', 'journald.enabled=true', '--set', 'pstore.enabled=true'];
+      await helmUpgrade(node, await helmBinary(), values);
+      await readyAgentPod(node);
+      // test/fixtures/pstore/panic: a general protection fault, then the panic it caused.
+      await waitFor(async () => /Warning\s+PreviousBootPanic\s/.test(await nodeEvents(node)), 120_000);
+      assert.match(await nodeEvents(node), /not syncing: Fatal exception/);
+      await chartJournal(node);
+    });
   });
 });
