@@ -199,7 +199,7 @@ export class Agent {
       logger,
       registry,
       problemMetrics: new ProblemMetrics(registry),
-      paths: hostPaths(options.hostRoot),
+      paths: hostPaths(options.hostRoot, options.hostProc),
       sources: new SourceHub(),
     };
     this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
@@ -207,7 +207,7 @@ export class Agent {
 
   private async startExporter(): Promise<Exporter> {
     const { options, clock, registry, logger, configs } = this.deps;
-    this.bootId = await readBootId(hostPaths(options.hostRoot).proc);
+    this.bootId = await readBootId(options.hostProc);
     const exporter = await createExporter({
       options,
       clock,

@@ -40,7 +40,7 @@ export function createDiagnostics(
   const nodeName = options.nodeName;
   const events = new RecentEvents();
   const sources = {
-    paths: hostPaths(options.hostRoot),
+    paths: hostPaths(options.hostRoot, options.hostProc),
     clock,
     journalctl: 'journalctl',
     conditions,

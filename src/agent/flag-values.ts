@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { isAbsolute, join } from 'node:path';
 import { parseGoDuration } from '../gocompat/duration.ts';
 
 /** A number flag; a bad value adds an error naming the flag. */
@@ -60,4 +61,11 @@ export function toAddressList(name: string, value: string, errors: string[]): st
       errors.push(`--${name}: ${entry} is not an IP address or CIDR`);
   }
   return entries;
+}
+
+/** --host-proc: "" is <host-root>/proc, where NPD-style setups mount the host's /proc. */
+export function toProcRoot(value: string, hostRoot: string, errors: string[]): string {
+  if (value === '') return join(hostRoot, 'proc');
+  if (!isAbsolute(value)) errors.push(`--host-proc: "${value}" is not an absolute path`);
+  return value;
 }

@@ -9,7 +9,7 @@ import {
   conditionOptions,
 } from './condition-options.ts';
 import { B, D, type FlagReader, I, IGNORED, L, S } from './flag-specs.ts';
-import { checkListen, toAddressList, toDuration, toNumber } from './flag-values.ts';
+import { checkListen, toAddressList, toDuration, toNumber, toProcRoot } from './flag-values.ts';
 import { KLOG_FLAGS } from './klog-flags.ts';
 import { EVENT_SINK_FLAGS, type EventSinkOptions, eventSinkOptions } from './sink-options.ts';
 
@@ -36,6 +36,8 @@ export interface Options extends EventSinkOptions, ConditionOptions {
   readonly prometheusAddress: string;
   readonly prometheusPort: number;
   readonly hostRoot: string;
+  /** --host-proc, resolved: where the global /proc files are read (default <host-root>/proc). */
+  readonly hostProc: string;
   readonly shutdownGraceMs: number;
   readonly configReloadMs: number;
   /** --taint-on-condition; empty (the default) keeps the agent report-only. */
@@ -85,6 +87,10 @@ export const FLAGS: readonly FlagSpec[] = [
   S('prometheus-address', 'Bind address of /metrics', '127.0.0.1'),
   I('prometheus-port', 'Port of /metrics; 0 disables', 20257),
   S('host-root', 'Where the host file system is mounted (/proc, /sys, /dev/kmsg are read below it)', '/'),
+  S(
+    'host-proc',
+    "Where the kernel-wide /proc files are read (default <host-root>/proc); the host's mount table stays <host-root>/proc/1/mountinfo",
+  ),
   D('shutdown-grace-period', 'How long SIGTERM waits for queued events and a last condition sync', '10s'),
   D('config-reload-period', 'How often config files are checked for changes (hot reload); 0 disables', '10s'),
   L(
@@ -178,6 +184,7 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     prometheusAddress: f.get('prometheus-address'),
     prometheusPort: f.num('prometheus-port'),
     hostRoot: f.get('host-root'),
+    hostProc: toProcRoot(f.get('host-proc'), f.get('host-root'), f.errors),
     shutdownGraceMs: f.dur('shutdown-grace-period'),
     configReloadMs: f.dur('config-reload-period'),
     taintOnCondition: taints.rules,

@@ -50,11 +50,11 @@ export function bundleParts(src: PartSources, sinceMinutes: number): BundlePart[
     { name: 'conditions.json', maxBytes: PART_CAPS.state, read: async () => json(src.conditions()) },
     { name: 'events.json', maxBytes: PART_CAPS.state, read: async () => json(src.events()) },
     { name: 'metrics.txt', maxBytes: PART_CAPS.state, read: async () => ({ text: await src.metrics() }) },
-    procPart(src, 'meminfo', ['meminfo']),
-    procPart(src, 'loadavg', ['loadavg']),
-    procPart(src, 'uptime', ['uptime']),
-    // PID 1's table is the host's, whatever mount namespace the agent runs in.
-    procPart(src, 'mounts', ['1', 'mounts']),
+    procPart('meminfo', join(src.paths.proc, 'meminfo')),
+    procPart('loadavg', join(src.paths.proc, 'loadavg')),
+    procPart('uptime', join(src.paths.proc, 'uptime')),
+    // The host's init's table, which the DaemonSet mounts on its own (a pod's /proc/1 is its own).
+    procPart('mountinfo', src.paths.initMountinfo),
   ];
 }
 
@@ -123,10 +123,10 @@ function journalOutput(out: BoundedOutput): PartOutput {
   return out.truncated ? { text, truncated: true, note: 'size limit: newest lines kept' } : { text };
 }
 
-function procPart(src: PartSources, name: string, parts: string[]): BundlePart {
+function procPart(name: string, path: string): BundlePart {
   return {
     name: `proc/${name}`,
     maxBytes: PART_CAPS.proc,
-    read: async (_budget, signal) => ({ text: await readText(join(src.paths.proc, ...parts), signal) }),
+    read: async (_budget, signal) => ({ text: await readText(path, signal) }),
   };
 }

@@ -2,18 +2,19 @@
 // DaemonSet specifies (test/container/pod-flags.ts), against the real kube-apiserver + etcd of the e2e
 // harness with the agent's own ServiceAccount, ClusterRole and binding from deploy/base. Proves with the
 // real kubectl that a kernel line becomes a Node condition and an Event; that /healthz, /readyz and
-// /metrics answer; that SIGTERM stops it cleanly; and, as the negative control, that the unprivileged
-// settings the DaemonSet had before cannot open /dev/kmsg (the runtime's device cgroup) and say so.
+// /metrics answer; that the probes read the node's /proc files and mount table without a host /proc;
+// that SIGTERM stops it cleanly; and, as the negative control, that the unprivileged settings the
+// DaemonSet had before cannot open /dev/kmsg (the runtime's device cgroup) and say so.
 //   npm run test:container        (builds the image first)
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { type Doc, kustomizeWith, renderBase } from '../deploy/support.ts';
 import { type ControlPlane, startControlPlane } from '../e2e/harness/controlplane.ts';
 import { kmsg, marker } from '../e2e/support.ts';
 import { metricValue, waitFor } from '../support/agent-process.ts';
-import { type Doc, kustomizeWith, renderBase } from '../deploy/support.ts';
 import { formatSize, imageSize } from './image-size.ts';
 import { serviceAccountDir, startPod } from './pod.ts';
 import { type Container, containerSkip, IMAGE, imageExists } from './podman.ts';
@@ -31,6 +32,24 @@ const UNPRIVILEGED = {
   seccompProfile: { type: 'RuntimeDefault' },
 };
 const skip = containerSkip();
+
+/**
+ * The probes read the pod's own /proc (--host-proc=/proc) and the host's mount table from its one
+ * mounted file: the container's own /proc/1/mountinfo would show its read-only root, so a wrong path
+ * would be a read-only root here, and a missing file a probe error.
+ */
+async function assertProbesReadTheHost(metrics: string, c: Container): Promise<void> {
+  const series = (name: string, probe: string) => `${name}{source="probe-monitor",probe="${probe}"}`;
+  const probes = ['fd', 'pids', 'readonly-root'];
+  const ran = async (probe: string) =>
+    ((await metricValue(metrics, series('npd_probe_duration_seconds_count', probe))) ?? 0) >= 1;
+  // First runs are splayed over 10 s.
+  await waitFor(async () => (await Promise.all(probes.map(ran))).every(Boolean), 60_000, c.output);
+  for (const probe of probes)
+    assert.equal(await metricValue(metrics, series('npd_probe_errors_total', probe)), 0, `${probe} errors`);
+  const readOnly = 'problem_gauge{type="ReadonlyRootFilesystem",reason="RootFilesystemIsReadOnly"}';
+  assert.equal(await metricValue(metrics, readOnly), 0, 'the host root is writable');
+}
 
 describe('the image run as the DaemonSet runs it (podman, runc)', { skip }, () => {
   let cp: ControlPlane;
@@ -103,6 +122,7 @@ describe('the image run as the DaemonSet runs it (podman, runc)', { skip }, () =
       assert.equal(r.status, 200, `${path}: ${await r.text()}`);
     }
     assert.equal(await metricValue(metrics, 'npd_monitor_healthy{source="kernel-monitor"}'), 1);
+    await assertProbesReadTheHost(metrics, c);
     const text = await (await fetch(metrics)).text();
     assert.match(
       text,

@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseOptions } from '../../src/agent/options.ts';
 import { DEFAULT_RULES } from '../../src/cli.ts';
+import { hostPaths as agentPaths } from '../../src/host/paths.ts';
 import {
   agentContainer,
   configMapData,
@@ -99,7 +100,7 @@ describe('deploy/ kustomize: DaemonSet', { skip }, () => {
       [
         '/dev/kmsg:CharDevice',
         '/etc/localtime:File',
-        '/proc:Directory',
+        '/proc/1/mountinfo:File',
         '/run/log/journal:DirectoryOrCreate',
         '/var/log:Directory',
       ],
@@ -116,6 +117,14 @@ describe('deploy/ kustomize: DaemonSet', { skip }, () => {
       c.volumeMounts.filter((m) => hostPaths[m.name]).length,
       Object.keys(hostPaths).length,
       'every hostPath is mounted',
+    );
+    // No host /proc: its /proc/<pid>/root would be every host process's root file system. The agent
+    // reads the kernel-wide files from the pod's own /proc and the host's mount table from the one file.
+    const paths = agentPaths(opts.options.hostRoot, opts.options.hostProc);
+    assert.equal(paths.proc, '/proc', "--host-proc is the pod's own /proc");
+    assert.ok(
+      c.volumeMounts.some((m) => m.mountPath === paths.initMountinfo),
+      `${paths.initMountinfo} is mounted`,
     );
     const writable = c.volumeMounts.filter((m) => !m.readOnly).map((m) => m.mountPath);
     assert.deepEqual(writable, ['/tmp'], 'the only writable mount is the in-memory /tmp');

@@ -1,7 +1,8 @@
 // The DaemonSet's pod reproduced with a mount namespace and setpriv (test/deploy/sandbox.ts): the pod is
 // privileged, so uid 0 has every capability and reads any file of the host it sees, including other
-// users' private files; what it cannot do is write through the read-only host mounts. This is what
-// docs/install.md states as the cost of privileged. The device cgroup, the reason for privileged, is
+// users' private files; what it cannot do is write through the read-only host mounts, nor reach host
+// processes through a host /proc, which is not mounted. docs/install.md states the cost of privileged;
+// test/container/blast-radius.test.ts measures what a real privileged container still reaches. The device cgroup, the reason for privileged, is
 // not reproduced here: test/container/daemonset.test.ts runs the image in a real runtime for that.
 // Needs root, unshare, setpriv and kubectl; skipped otherwise.
 //   node --import tsx --test test/deploy/pod-sandbox-privileges.test.ts
@@ -61,8 +62,10 @@ function accessProbe(host: string, own: string, foreign: string): string {
       tryIt('foreignFile', () => fs.readFileSync(${JSON.stringify(foreign)}));
       tryIt('hostInitEnviron', () => fs.readFileSync(${JSON.stringify(join(host, 'proc/1/environ'))}));
       tryIt('hostInitRoot', () => fs.readdirSync(${JSON.stringify(join(host, 'proc/1/root'))}));
+      tryIt('hostInitMountinfo', () => fs.readFileSync(${JSON.stringify(join(host, 'proc/1/mountinfo'))}));
+      r.hostProc = fs.readdirSync(${JSON.stringify(join(host, 'proc'))}).join(',');
       tryIt('writeHostLog', () => fs.writeFileSync(${JSON.stringify(join(host, 'var/log', `npd-write-${marker()}`))}, 'x'));
-      tryIt('uptime', () => fs.readFileSync(${JSON.stringify(join(host, 'proc/uptime'))}));
+      tryIt('uptime', () => fs.readFileSync('/proc/uptime'));
       r.capEff = /CapEff:\\s*(\\w+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1];
       r.uid = String(process.getuid());
       process.stdout.write(JSON.stringify(r));
@@ -92,13 +95,18 @@ describe('the DaemonSet pod, reproduced with a mount namespace and setpriv: priv
     const foreign = privateFile(sandbox, 'foreign-0600', 1000);
     const own = privateFile(sandbox, 'own-0600');
     const code = accessProbe(join(sandbox, 'host'), own, foreign);
-    // Whether uid 0 may read the host init's /proc entries depends on the machine (user namespaces,
-    // Yama), not on the pod: with every capability the pod may wherever the node allows it.
-    const { hostInitEnviron: _e, hostInitRoot: _r, ...r } = probeInSandbox(pod, sandbox, pod.caps.add, code);
+    // Of the host's /proc only its init's mount table is mounted: no /proc/1/root into the host's
+    // file systems, no environ. The kernel-wide files (uptime) come from --host-proc=/proc, which here
+    // is the host's own (the sandbox has no PID namespace; test/container measures a real pod's).
+    const r = probeInSandbox(pod, sandbox, pod.caps.add, code);
     assert.deepEqual(r, {
       kmsg: 'ok',
       ownFile: 'ok',
       foreignFile: 'ok',
+      hostInitEnviron: 'ENOENT',
+      hostInitRoot: 'ENOENT',
+      hostInitMountinfo: 'ok',
+      hostProc: '1',
       writeHostLog: 'EROFS',
       uptime: 'ok',
       capEff: capMask(pod.caps.add),

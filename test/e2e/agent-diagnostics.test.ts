@@ -5,7 +5,6 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { AGENT_USER, type ControlPlane, REPO_ROOT, startControlPlane } from './harness/controlplane.ts';
 import {
   type ManifestJson,
   nodeDiagnosticYaml,
@@ -13,6 +12,7 @@ import {
   unpack,
   uploadTarget,
 } from './diagnostics-support.ts';
+import { AGENT_USER, type ControlPlane, REPO_ROOT, startControlPlane } from './harness/controlplane.ts';
 import {
   type AgentProcess,
   agentArgs,
@@ -135,7 +135,7 @@ describe('NodeDiagnostic bundles', () => {
     const files = unpack(upload.body);
     for (const name of ['manifest.json', 'kmsg.txt', 'conditions.json', 'events.json', 'metrics.txt'])
       assert.ok(files.has(name), `${name} in ${[...files.keys()].join(', ')}`);
-    for (const name of ['proc/meminfo', 'proc/loadavg', 'proc/uptime', 'proc/mounts'])
+    for (const name of ['proc/meminfo', 'proc/loadavg', 'proc/uptime', 'proc/mountinfo'])
       assert.ok(files.has(name), name);
     assert.match(files.get('proc/meminfo') ?? '', /^MemTotal:/m);
     assert.match(files.get('metrics.txt') ?? '', /^npd_diagnostics_requests_total/m);
@@ -188,7 +188,7 @@ describe('NodeDiagnostic bundles', () => {
     assert.equal(nd.status?.phase, 'Succeeded', nd.status?.message);
     assert.match(nd.status?.message ?? '', /truncated: kmsg\.txt/);
     // Parts are cut on whole lines, so a few bytes may be left for the next parts: the last are skipped.
-    assert.match(nd.status?.message ?? '', /skipped: .*proc\/mounts/);
+    assert.match(nd.status?.message ?? '', /skipped: .*proc\/mountinfo/);
     const upload = target.uploads.find((u) => u.path === path);
     assert.ok(upload);
     const files = unpack(upload.body);
@@ -200,7 +200,7 @@ describe('NodeDiagnostic bundles', () => {
     assert.ok(content <= 2048, `content ${content} bytes`);
     assert.equal(content, manifest.contentBytes);
     assert.equal(manifest.parts.find((p) => p.name === 'kmsg.txt')?.status, 'truncated');
-    assert.equal(files.has('proc/mounts'), false, 'a skipped part has no file');
+    assert.equal(files.has('proc/mountinfo'), false, 'a skipped part has no file');
   });
 
   test('kubectl get nodediagnostics shows NODE, PHASE and AGE', async () => {

@@ -10,9 +10,12 @@ const options = z.strictObject({
 export type PidsOptions = z.infer<typeof options>;
 
 /**
- * PID exhaustion. Every thread takes a PID, so the task count from /proc/loadavg ("running/total",
- * system-wide whatever the pid namespace) is compared with both pid_max and threads-max. Reading it
- * costs one small file instead of a walk over /proc.
+ * PID exhaustion. Every thread takes a PID, so the task count from /proc/loadavg is compared with both
+ * pid_max and threads-max. Its "running/total" field is nr_running()/nr_threads (fs/proc/loadavg.c
+ * loadavg_proc_show()); nr_threads is the kernel's one global task counter (kernel/fork.c, counted in
+ * copy_process(), dropped in kernel/exit.c __unhash_process()), so a pod's own /proc without hostPID
+ * reads the node's figure. Only the last field (the last PID) is per pid namespace. Reading it costs one
+ * small file instead of a walk over /proc/<pid>, which would see only the pod's processes.
  */
 export const pidsProbe: ProbeKind<PidsOptions> = {
   kind: 'pids',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { errorCode, errorMessage } from '../../core/errors.ts';
 import { isReadOnly, type MountEntry, mountFor, parseMountinfo } from '../../host/mountinfo.ts';
-import { procFile, readText } from '../../host/proc.ts';
+import { readText } from '../../host/proc.ts';
 import { byThreshold, mainRule, type ProbeKind } from './kind.ts';
 
 const options = z.strictObject({
@@ -21,7 +21,8 @@ const options = z.strictObject({
 export type ReadonlyRootOptions = z.infer<typeof options>;
 
 /**
- * Read-only remounts of the paths a node needs, from the host's init mount table (/proc/1/mountinfo).
+ * Read-only remounts of the paths a node needs, from the host's init mount table
+ * (<host-root>/proc/1/mountinfo, not --host-proc: a container's own PID 1 has the container's mounts).
  * Unlike the kmsg "Remounting filesystem read-only" rule it clears by itself once the file system is
  * writable again.
  */
@@ -36,7 +37,7 @@ export const readonlyRootProbe: ProbeKind<ReadonlyRootOptions> = {
   }),
   create(spec, env) {
     const rule = mainRule(spec);
-    const mountinfo = procFile(env.paths.proc, '1', 'mountinfo');
+    const mountinfo = env.paths.initMountinfo;
     return {
       rules: [rule],
       async check(ctx) {

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Counter, Gauge, LabelValues, Registry } from 'prom-client';
 import GaugeClass from 'prom-client/lib/gauge.js';
 import type { Clock } from '../../core/clock.ts';
@@ -11,8 +12,10 @@ export interface StatsEnv {
   readonly registry: Registry;
   readonly clock: Clock;
   readonly paths: HostPaths;
-  /** The config's procPath resolved below the host root. */
+  /** The config's procPath: --host-proc for the default /proc, otherwise below the host root. */
   readonly proc: string;
+  /** The host's mount table: PID 1's mountinfo of that proc (the host root's for the default). */
+  readonly mountinfo: string;
   readonly statfs: StatfsFn;
   /** Records a failure that spoiled part of a collection; the rest of the collection carries on. */
   readonly fail: (err: unknown) => void;
@@ -191,4 +194,15 @@ export function num(field: string | undefined, what: string): number {
   const n = field === undefined ? Number.NaN : Number(field);
   if (!Number.isFinite(n)) throw new Error(`${what}: not a number: ${JSON.stringify(field)}`);
   return n;
+}
+
+/**
+ * Where a collector reads procPath. The default /proc is the agent's --host-proc, so a DaemonSet that
+ * mounts no host /proc still reads the kernel-wide files; any other procPath is below the host root, as
+ * in NPD-style setups that mount a host /proc there. Only the host root's /proc/1 is the host's init.
+ */
+export function statsProcPaths(paths: HostPaths, procPath: string): { proc: string; mountinfo: string } {
+  if (procPath === '/proc') return { proc: paths.proc, mountinfo: paths.initMountinfo };
+  const proc = join(paths.root, procPath);
+  return { proc, mountinfo: join(proc, '1', 'mountinfo') };
 }

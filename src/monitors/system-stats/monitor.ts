@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { Counter, Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
@@ -9,7 +8,7 @@ import type { HostPaths } from '../../host/paths.ts';
 import { realStatfs, type StatfsFn } from '../../host/statfs.ts';
 import type { MonitorDeps } from '../deps.ts';
 import type { Monitor, MonitorType } from '../monitor.ts';
-import type { StatsCollector, StatsEnv } from './common.ts';
+import { type StatsCollector, type StatsEnv, statsProcPaths } from './common.ts';
 import { createCpuCollector } from './cpu.ts';
 import { createDiskCollector } from './disk.ts';
 import { createHostCollector } from './host.ts';
@@ -122,7 +121,7 @@ export class SystemStatsMonitor implements Monitor {
       registry,
       clock,
       paths,
-      proc: join(paths.root, this.config.procPath),
+      ...statsProcPaths(paths, this.config.procPath),
       statfs: this.deps.statfs ?? realStatfs,
       fail: (err) => this.fail(collector, err),
     };

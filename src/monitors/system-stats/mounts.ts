@@ -58,12 +58,12 @@ export function parseFilesystems(text: string): Set<string> {
 }
 
 /** The host's mount table, from PID 1 so the agent's own container mounts do not count. */
-async function readMountinfo(proc: string): Promise<string> {
+async function readMountinfo(env: StatsEnv): Promise<string> {
   try {
-    return await readText(join(proc, '1', 'mountinfo'));
+    return await readText(env.mountinfo);
   } catch (err) {
     if (errorCode(err) !== 'ENOENT' && errorCode(err) !== 'EACCES') throw err;
-    return readText(join(proc, 'self', 'mountinfo'));
+    return readText(join(env.proc, 'self', 'mountinfo'));
   }
 }
 
@@ -85,7 +85,7 @@ async function resolveDevice(p: Partition, env: StatsEnv): Promise<string> {
 /** Mounted block-device file systems ("none" sources and pseudo file systems left out). */
 export async function physicalPartitions(env: StatsEnv): Promise<Partition[]> {
   const [mountinfo, filesystems] = await Promise.all([
-    readMountinfo(env.proc),
+    readMountinfo(env),
     readText(join(env.proc, 'filesystems')),
   ]);
   const physical = parseFilesystems(filesystems);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { FakeClock } from '../../../src/core/clock.ts';
 import type { BundlePart } from '../../../src/diagnostics/collect.ts';
 import { bundleParts, type PartSources } from '../../../src/diagnostics/parts.ts';
@@ -95,5 +95,26 @@ describe('journal parts', () => {
       ),
     );
     await assert.rejects(part.read(1000, signal), /journalctl exited 1: Failed to open: Permission denied/);
+  });
+});
+
+describe('proc parts', () => {
+  it('read the kernel-wide files from --host-proc and the mount table from <host-root>/proc/1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'npd-parts-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    // The DaemonSet's layout: the pod's own /proc for the global files, the host's mountinfo alone.
+    mkdirSync(join(dir, 'podproc'));
+    mkdirSync(join(dir, 'host', 'proc', '1'), { recursive: true });
+    for (const f of ['meminfo', 'loadavg', 'uptime']) writeFileSync(join(dir, 'podproc', f), `${f} text\n`);
+    writeFileSync(join(dir, 'host', 'proc', '1', 'mountinfo'), '22 1 8:1 / / rw - ext4 /dev/sda1 rw\n');
+    const src = { ...sources('true', []), paths: hostPaths(join(dir, 'host'), join(dir, 'podproc')) };
+    const parts = bundleParts(src, 60).filter((p) => p.name.startsWith('proc/'));
+    const read = await Promise.all(parts.map(async (p) => [p.name, await p.read(1000, signal)]));
+    assert.deepEqual(Object.fromEntries(read), {
+      'proc/meminfo': { text: 'meminfo text\n' },
+      'proc/loadavg': { text: 'loadavg text\n' },
+      'proc/uptime': { text: 'uptime text\n' },
+      'proc/mountinfo': { text: '22 1 8:1 / / rw - ext4 /dev/sda1 rw\n' },
+    });
   });
 });

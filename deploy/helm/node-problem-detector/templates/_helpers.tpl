@@ -118,8 +118,9 @@ through the agent's config reload. Call with (list $ "suffix" $data).
 {{- define "npd.containerSecurityContext" -}}
 {{- if .Values.privileged }}
 # The runtime's device cgroup admits the host's /dev/kmsg only for a privileged container. Privileged
-# also means every capability and no seccomp or AppArmor confinement; the root file system and every
-# host mount stay read-only. Needs the Pod Security level "privileged" in the namespace.
+# also means every capability, every host device and no seccomp or AppArmor confinement: read-only
+# mounts do not confine it, and a compromised agent is root on the node (docs/install.md, "The blast
+# radius"). Needs the Pod Security level "privileged" in the namespace.
 privileged: true
 runAsUser: 0
 runAsGroup: 0

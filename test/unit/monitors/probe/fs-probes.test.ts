@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isReadOnly, mountFor, parseMountinfo } from '../../../../src/host/mountinfo.ts';
+import { hostPaths } from '../../../../src/host/paths.ts';
 import { blockUsage, inodeUsage } from '../../../../src/host/statfs.ts';
 import { createFsCheck, type FsOptions } from '../../../../src/monitors/probe/disk.ts';
 import { env, fakeHost, probe, runOne, spec, writeFiles } from './helpers.ts';
@@ -118,6 +119,18 @@ describe('readonly-root probe', () => {
     const good = await runOne(check);
     assert.equal(good.status, 'OK');
     assert.equal(good.message, 'writable: /, /var/lib/kubelet, /var/lib/containerd');
+  });
+
+  it("reads the host root's proc/1/mountinfo even when --host-proc points elsewhere", async () => {
+    // The DaemonSet: global files from the pod's /proc, whose PID 1 is the container's own init with
+    // a read-only root; the host's table is the one file mounted at <host-root>/proc/1/mountinfo.
+    const host = await fakeHost({
+      'proc/1/mountinfo': await readFile(join(FIXTURES, 'mountinfo-ro-kubelet'), 'utf8'),
+      'podproc/1/mountinfo': await readFile(join(FIXTURES, 'mountinfo-healthy'), 'utf8'),
+    });
+    const paths = hostPaths(host.root, join(host.root, 'podproc'));
+    const r = await runOne(probe({ kind: 'readonly-root' }, env(paths)));
+    assert.equal(r.message, 'read-only: /var/lib/kubelet (ext4 /dev/sdb1 on /var/lib/kubelet)');
   });
 
   it('ignores paths that are read-only by design', async () => {

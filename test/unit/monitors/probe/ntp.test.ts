@@ -20,7 +20,7 @@ const unavailable: AdjtimexFn = async () => ({ unavailable: 'cannot load adjtime
 function ntp(
   entry: Record<string, unknown>,
   adjtimex: AdjtimexFn,
-  e = env({ root: '/nonexistent', proc: '', sys: '', dev: '' }),
+  e = env({ root: '/nonexistent', proc: '', initMountinfo: '', sys: '', dev: '' }),
 ) {
   return createNtpCheck(spec<NtpOptions>({ kind: 'ntp', ...entry }), e, adjtimex);
 }

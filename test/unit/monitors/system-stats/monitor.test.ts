@@ -6,8 +6,9 @@ import { loadConfigs } from '../../../../src/config/load.ts';
 import { FakeClock } from '../../../../src/core/clock.ts';
 import { silentLogger } from '../../../../src/core/logger.ts';
 import { createRegistry } from '../../../../src/core/metrics.ts';
-import type { HostPaths } from '../../../../src/host/paths.ts';
+import { type HostPaths, hostPaths } from '../../../../src/host/paths.ts';
 import { ProblemMetrics } from '../../../../src/metrics/problem-metrics.ts';
+import { statsProcPaths } from '../../../../src/monitors/system-stats/common.ts';
 import type { SystemStatsMonitor } from '../../../../src/monitors/system-stats/monitor.ts';
 import { STATS_METRIC_IDS, type SystemStatsConfig } from '../../../../src/monitors/system-stats/schema.ts';
 import { enable, FIXTURES, fakeHost, harness, seriesValue, statsConfig, T0, writeFiles } from './helpers.ts';
@@ -144,6 +145,22 @@ describe('system-stats monitor', () => {
     const h = harness(statsConfig({ procPath: '/hostproc', cpu: enable('cpu/load_1m') }), host);
     await h.start();
     assert.equal(await seriesValue(h, 'cpu_load_1m'), 1.5);
+  });
+
+  it('reads the default procPath from --host-proc, and the mount table from the host root', async () => {
+    const host = await fakeHost({ 'podproc/loadavg': '2.5 1 1 1/1 1\n' });
+    const paths = hostPaths(host.root, join(host.root, 'podproc'));
+    const h = harness(statsConfig({ cpu: enable('cpu/load_1m') }), paths);
+    await h.start();
+    assert.equal(await seriesValue(h, 'cpu_load_1m'), 2.5);
+    assert.deepEqual(statsProcPaths(paths, '/proc'), {
+      proc: join(host.root, 'podproc'),
+      mountinfo: join(host.root, 'proc', '1', 'mountinfo'),
+    });
+    assert.deepEqual(statsProcPaths(paths, '/hostproc'), {
+      proc: join(host.root, 'hostproc'),
+      mountinfo: join(host.root, 'hostproc', '1', 'mountinfo'),
+    });
   });
 
   it('stops its timer and unregisters its metrics on stop', async () => {
