@@ -31,9 +31,18 @@ export function writeProbesWithoutSystemd(dir: string): string {
   return NO_SYSTEMD_FILE;
 }
 
+/** The base's argument count: the node-probes component, listed first, appends its file right after. */
+function baseArgCount(): number {
+  const ds = parse(fs.readFileSync(path.join(REPO, 'deploy/base/daemonset.yaml'), 'utf8')) as {
+    spec: { template: { spec: { containers: { args: string[] }[] } } };
+  };
+  return ds.spec.template.spec.containers[0]?.args.length ?? 0;
+}
+
 export function probesOverlayPatch(): unknown[] {
   const add = (p: string, value: unknown) => ({ op: 'add', path: p, value });
-  const arg = '/spec/template/spec/containers/0/args/7';
+  // The test op fails the apply if the component's argument is not there.
+  const arg = `/spec/template/spec/containers/0/args/${baseArgCount()}`;
   return [
     { op: 'test', path: arg, value: COMPONENT_ARG },
     { op: 'replace', path: arg, value: `--config.probe-monitor=/config/${NO_SYSTEMD_FILE}` },
