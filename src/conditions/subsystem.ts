@@ -1,5 +1,5 @@
-import { formatRfc3339Seconds } from '../kube/time.ts';
 import type { Condition, Impact, Status, Subsystem } from '../core/types.ts';
+import { formatRfc3339Seconds } from '../kube/time.ts';
 import type { EventClassification, SubsystemTable } from './subsystem-table.ts';
 
 /** The condition type of each subsystem: the names the EKS node monitoring agent and Karpenter use. */
@@ -192,8 +192,13 @@ export class SubsystemHealth {
           });
       }
     }
-    // An event whose holder some monitor reports is that condition's to decide (above), both ways.
-    const reported = new Set([...this.conditions.values()].flatMap((c) => c.list.map((x) => x.type)));
+    // An event whose holder some monitor reports is that condition's to decide (above), both ways. An
+    // Unknown holder (a probe that timed out) cannot decide, so the event counts then.
+    const reported = new Set(
+      [...this.conditions.values()].flatMap((c) =>
+        c.list.filter((x) => x.status !== 'Unknown').map((x) => x.type),
+      ),
+    );
     for (const e of this.events.values()) if (e.heldBy === undefined || !reported.has(e.heldBy)) out.push(e);
     for (const [subsystem, r] of this.restored) {
       const impact: Impact = r.condition.message.startsWith('fatal:') ? 'fatal' : 'warning';

@@ -2,7 +2,7 @@
 // rendered deploy/base DaemonSet's security context and mounts (test/container/pod-flags.ts), with
 // test/container/reach.ts in place of the agent. The pod mounts no host /proc, so /host/proc/<pid>/root,
 // a host process's root file system, is gone; the negative control mounts the whole host /proc as the
-// former manifest did and reads the host's /etc/shadow through it. What privileged still allows (every host
+// manifests of earlier releases did and reads the host's /etc/shadow through it. What privileged still allows (every host
 // block device, mount(2), writable /proc/sys and /sys) is measured and printed: docs/install.md, "The
 // blast radius", quotes it. Nothing is written to the host: reach.ts only reads.
 //   npm run test:container        (builds the image first)
@@ -31,7 +31,7 @@ type Reach = Record<string, unknown>;
 const skip = containerSkip();
 const REACH = join(import.meta.dirname, 'reach.ts');
 
-/** The former manifest: the whole host /proc at /host/proc instead of its init's mountinfo alone. */
+/** The whole host /proc at /host/proc instead of its init's mountinfo alone (the control). */
 function withWholeHostProc(docs: readonly Doc[]): Doc[] {
   const copy = structuredClone([...docs]);
   const ds = one(copy, 'DaemonSet');
@@ -136,9 +136,9 @@ describe('blast radius: what a compromised agent reaches from the shipped pod', 
     assert.ok(Math.abs((r.tasks as number) - tasks) < Math.max(50, tasks / 10), `${r.tasks} vs ${tasks}`);
   });
 
-  test('negative control: the whole host /proc, as the former manifest mounted it, reaches the host', (t) => {
+  test('negative control: the whole host /proc, at /host/proc, reaches the host', (t) => {
     const r = reach(withWholeHostProc(renderBase()), ctx);
-    t.diagnostic(`former pod: ${JSON.stringify(r)}`);
+    t.diagnostic(`whole host /proc: ${JSON.stringify(r)}`);
     assert.equal(r.hostShadow, sha256('/etc/shadow'), "the host's /etc/shadow, read");
     assert.equal(r.hostEtcWritable, 'ok', "the host's /etc, writable (access(2), nothing written)");
     assert.ok((r.hostProcPids as number) > 20, 'every host process');

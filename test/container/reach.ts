@@ -69,7 +69,7 @@ function status(field: string): string | undefined {
 }
 
 /**
- * Through the host's /proc, as the former manifest mounted it at /host/proc: the root file system of a
+ * Through the host's /proc, mounted whole at /host/proc: the root file system of a
  * host process, NPD_REACH_PID (the test's own, whose capabilities the container has; whether the host
  * init's may be entered depends on the machine, so it is only recorded).
  */

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Clock } from '../../core/clock.ts';
+import { bootIdFromJournal } from '../../host/boot-id.ts';
 import { type BoundedOutput, runBounded, type SpawnFn } from '../../host/bounded-command.ts';
 import type { HostPaths } from '../../host/paths.ts';
 import {
@@ -26,22 +27,16 @@ const TIMEOUT_MS = 30_000;
 export const SAME_CRASH_MS = 5 * 60_000;
 
 /** Why the previous boot's journal gave no report. */
-export type JournalSkip =
-  | 'no_journal'
-  | 'no_previous_boot'
-  | 'journalctl_failed'
-  | 'malformed'
-  | 'no_crash'
-  | 'duplicate';
-
-export const JOURNAL_SKIPS: readonly JournalSkip[] = [
+export const JOURNAL_SKIPS = [
   'no_journal',
   'no_previous_boot',
   'journalctl_failed',
   'malformed',
   'no_crash',
   'duplicate',
-];
+] as const;
+
+export type JournalSkip = (typeof JOURNAL_SKIPS)[number];
 
 export interface JournalCrash extends CrashReport {
   /** When journald wrote the last kernel line of that boot (epoch ms). */
@@ -134,7 +129,7 @@ function classify(out: BoundedOutput, thisBoot: string | undefined): JournalRead
   }
   const found = worstCrashLine(lines.map((l) => l.message));
   const last = lines[lines.length - 1] as KernelLine;
-  const boot = uuidForm(last.bootId);
+  const boot = bootIdFromJournal(last.bootId) ?? (last.bootId || 'unknown');
   if (!found) {
     const detail = `boot ${boot} ended without a crash line in its last ${lines.length} kernel lines`;
     return { skipped: { reason: 'no_crash', detail }, ...bad };
@@ -185,12 +180,6 @@ function crashOf({ kind, line, last, boot }: Found, thisBoot: string | undefined
       message: `previous boot ${boot}: ${line.message} (kernel log in the journal, logged ${at(line.timestamp)}, last kernel line ${at(last.timestamp)}${reported})`,
     },
   };
-}
-
-/** The journal writes boot IDs as 32 hex digits; the kernel and the Node annotation use the UUID form. */
-function uuidForm(id: string): string {
-  const m = /^([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$/.exec(id);
-  return m ? m.slice(1).join('-') : id || 'unknown';
 }
 
 /** The pstore report of the same crash: a dump written within SAME_CRASH_MS of the boot's last line. */

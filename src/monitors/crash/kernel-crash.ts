@@ -1,8 +1,8 @@
 import type { ProblemEvent } from '../../core/types.ts';
 
-export type CrashKind = 'panic' | 'oops' | 'hard_lockup';
+export const CRASH_KINDS = ['panic', 'oops', 'hard_lockup'] as const;
 
-export const CRASH_KINDS: readonly CrashKind[] = ['panic', 'oops', 'hard_lockup'];
+export type CrashKind = (typeof CRASH_KINDS)[number];
 
 export interface CrashReport {
   readonly kind: CrashKind;
@@ -10,7 +10,7 @@ export interface CrashReport {
 }
 
 /** The event reasons of a crash that ended an earlier boot, whatever it was read from. */
-export const CRASH_REASONS: Record<CrashKind, string> = {
+export const CRASH_REASONS: Readonly<Record<CrashKind, string>> = {
   panic: 'PreviousBootPanic',
   oops: 'PreviousBootOops',
   hard_lockup: 'PreviousBootHardLockup',

@@ -60,7 +60,7 @@ function probeStatus(status: 'True' | 'False', at: number): Status {
 }
 
 describe('heldBy: the condition that holds a problem decides its subsystem', () => {
-  it('shipped kubelet.yaml: a PLEG event no longer holds ContainerRuntimeReady after PLEGUnhealthy clears', () => {
+  it('shipped kubelet.yaml: a PLEG event does not hold ContainerRuntimeReady after PLEGUnhealthy clears', () => {
     for (const strip of [false, true]) {
       const h = new SubsystemHealth({ table: table(strip, 'kubelet.yaml'), windowMs: WINDOW, nodeName: 'n' });
       h.observe(kubeletStatus('PLEGNotHealthy', 0, 'True'), kubelet, 0);
@@ -108,6 +108,27 @@ describe('heldBy: the condition that holds a problem decides its subsystem', () 
     assert.equal(down.reason, 'ContainerdUnhealthy', 'the probe, not the line, is the reason');
     // Long past the window, the probe still holds it.
     assert.equal(runtimeReady(h, 40 * MIN).status, 'False');
+  });
+
+  it('an Unknown holder (the probe timed out) cannot decide: the line counts', () => {
+    const h = new SubsystemHealth({
+      table: table(false, 'kubelet.yaml', 'probes-node.yaml'),
+      windowMs: WINDOW,
+      nodeName: 'n',
+    });
+    const unknown: Condition = {
+      type: 'ContainerRuntimeUnhealthy',
+      status: 'Unknown',
+      reason: 'ContainerdUnhealthy',
+      message: 'timeout',
+      transition: 0,
+    };
+    h.observe({ source: probes.source, conditions: [unknown], events: [] }, probes, 0);
+    h.observe(kubeletStatus('ContainerRuntimeNotReady', 1000), kubelet, 1000);
+    assert.equal(runtimeReady(h, 2000).status, 'False');
+    // Control: once the probe answers False again, it decides.
+    h.observe(probeStatus('False', 3000), probes, 3000);
+    assert.equal(runtimeReady(h, 4000).status, 'True');
   });
 
   it('without the probe, the window applies to the same line (true one-off)', () => {

@@ -222,5 +222,14 @@ describe("previous boot crash report from the journal's kernel lines", () => {
     );
     dispatcher.dispatch(CRASH_SOURCE, r.events);
     assert.deepEqual(posted, []);
+    // Control: the same events without the previous run's watermark are posted.
+    const fresh = new EventDispatcher(createRegistry());
+    const first: string[] = [];
+    fresh.attach(
+      { recorderFor: () => ({ event: (_type, reason) => first.push(reason) }) },
+      { startedAt: T + 3_600_000 },
+    );
+    fresh.dispatch(CRASH_SOURCE, r.events);
+    assert.deepEqual(first.sort(), ['PreviousBootOops', 'PreviousBootPanic']);
   });
 });

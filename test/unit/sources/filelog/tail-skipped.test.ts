@@ -112,7 +112,10 @@ describe('FileTail: a file rotated in and out between two looks at the path', ()
     writeFileSync(h.path, lines('a', 100));
     h.tail.start();
     poll(h, 80);
-    if (!reused) t.diagnostic('this file system did not reuse the inode number; nothing was proved');
+    if (!reused) {
+      t.skip('this file system did not reuse the inode number (tmpfs never does): nothing to prove here');
+      return;
+    }
     assert.deepEqual(['a', 'b', 'c', 'o'].map(h.count), [100, 20, 20, 0]);
     assert.equal(h.skipped(), 1);
   });
