@@ -141,10 +141,20 @@ function omitEmpty(node: JsonObject): void {
 
 /** Reads a sample of a counter; 0 when the labelled series does not exist yet. */
 export async function sample(registry: Registry, name: string, labels: Record<string, string> = {}) {
+  if (!registry.getSingleMetric(name)) return undefined;
+  return (await seriesValue(registry, name, labels)) ?? 0;
+}
+
+/** One series' value, undefined when the series was never created (where `sample` reads 0). */
+export async function seriesValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number | undefined> {
   const metric = registry.getSingleMetric(name);
   if (!metric) return undefined;
   const { values } = await metric.get();
-  return values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0;
+  return values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
 }
 
 export async function flush(): Promise<void> {

@@ -8,7 +8,6 @@ import { cp, mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/prom
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { Registry } from 'prom-client';
 import { reportPreviousCrash } from '../../../../src/agent/crash-report.ts';
 import { FakeClock } from '../../../../src/core/clock.ts';
 import { silentLogger } from '../../../../src/core/logger.ts';
@@ -17,6 +16,7 @@ import type { Status } from '../../../../src/core/types.ts';
 import type { SpawnFn } from '../../../../src/host/bounded-command.ts';
 import { JOURNAL_SKIPS } from '../../../../src/monitors/crash/journal-report.ts';
 import { CRASH_KINDS } from '../../../../src/monitors/crash/kernel-crash.ts';
+import { seriesValue } from '../../../support/fake-node.ts';
 
 const PSTORE = join(import.meta.dirname, '..', '..', '..', 'fixtures', 'pstore');
 /** This boot, as /proc/sys/kernel/random/boot_id has it. */
@@ -113,26 +113,6 @@ export function fakeJournalctl(out: Journalctl, argv: string[][]): SpawnFn {
   };
 }
 
-/**
- * One series' value from the registry's text, undefined when the series does not exist (so a `0`
- * proves the series was created, which `sample` of fake-node.ts, reading 0 for a missing one, cannot).
- */
-async function series(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string>,
-): Promise<number | undefined> {
-  const want = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v}"`)
-    .sort()
-    .join(',');
-  for (const line of (await registry.metrics()).split('\n')) {
-    const m = /^([a-z_]+)\{(.*)\} (\S+)$/.exec(line);
-    if (m?.[1] === name && (m[2] ?? '').split(',').sort().join(',') === want) return Number(m[3]);
-  }
-  return undefined;
-}
-
 /** bootId null: this boot's ID could not be read. */
 export async function run(root: string, out: Journalctl, bootId: string | null = BOOT) {
   const registry = createRegistry();
@@ -152,7 +132,7 @@ export async function run(root: string, out: Journalctl, bootId: string | null =
       await Promise.all(
         CRASH_KINDS.map(async (kind) => [
           kind,
-          await series(registry, 'npd_previous_boot_crashes_total', { kind, origin }),
+          await seriesValue(registry, 'npd_previous_boot_crashes_total', { kind, origin }),
         ]),
       ),
     );
@@ -160,7 +140,7 @@ export async function run(root: string, out: Journalctl, bootId: string | null =
     await Promise.all(
       JOURNAL_SKIPS.map(async (reason) => [
         reason,
-        await series(registry, 'npd_previous_boot_journal_skipped_total', { reason }),
+        await seriesValue(registry, 'npd_previous_boot_journal_skipped_total', { reason }),
       ]),
     ),
   );
