@@ -13,6 +13,7 @@ import { StartError } from './core/errors.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { createRegistry } from './core/metrics.ts';
 import { GIT_COMMIT, VERSION, VERSION_LINE } from './core/version.ts';
+import { runSeal } from './diagnostics/seal-command.ts';
 import { libcMallocTrim } from './host/malloc-trim.ts';
 import { libcWaitpid, Pid1Reaper } from './host/pid1-reaper.ts';
 import { runReplay } from './replay/command.ts';
@@ -51,11 +52,9 @@ export type Outcome =
 
 /** Everything main.ts does except exiting: parse, validate, then either answer or start the agent. */
 export async function run(cli: Cli): Promise<Outcome> {
-  if (cli.argv[0] === 'replay') {
-    return {
-      exit: runReplay(cli.argv.slice(1), { stdout: cli.out, stderr: cli.err, readStdin: cli.readStdin }),
-    };
-  }
+  const io = { stdout: cli.out, stderr: cli.err, readStdin: cli.readStdin };
+  if (cli.argv[0] === 'replay') return { exit: runReplay(cli.argv.slice(1), io) };
+  if (cli.argv[0] === 'seal') return { exit: runSeal(cli.argv.slice(1), io) };
   const parsed = parseOptions(cli.argv, cli.env, hostname());
   const early = exitEarly(cli, parsed);
   if (early) return early;

@@ -1,3 +1,4 @@
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.ts';
@@ -6,6 +7,13 @@ import type { Condition } from '../core/types.ts';
 import { DiagnosticsController } from '../diagnostics/controller.ts';
 import { bundleParts } from '../diagnostics/parts.ts';
 import { RecentEvents } from '../diagnostics/recent-events.ts';
+import {
+  KEY_ANNOTATION,
+  newUploadKey,
+  type UploadKey,
+  uploadKeyFromPem,
+  uploadTarget,
+} from '../diagnostics/sealed-url.ts';
 import { uploadBundle, uploadPolicy } from '../diagnostics/upload.ts';
 import { hostPaths } from '../host/paths.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -51,12 +59,16 @@ export function createDiagnostics(
     allowed: options.diagnosticsUploadAllow,
     nodeAddresses: async () => [...interfaceAddresses(), ...(await nodeStatusAddresses(client, nodeName))],
   });
+  const key = diagnosticsUploadKey(options.diagnosticsKeyFile, logger);
+  const annotations = { [KEY_ANNOTATION]: key.annotation };
   const controller = new DiagnosticsController({
     api: {
       list: () => listNodeDiagnostics(client, nodeName),
       patchStatus: (name, status) => patchNodeDiagnosticStatus(client, name, status),
       delete: (name, uid) => deleteNodeDiagnostic(client, name, uid),
+      publishKey: async () => void (await client.patchNodeStatus(nodeName, { metadata: { annotations } })),
     },
+    target: (req) => uploadTarget(req, key, options.diagnosticsAllowPlainUploadURL),
     nodeName,
     clock,
     registry,
@@ -68,6 +80,32 @@ export function createDiagnostics(
   });
   controller.start();
   return { events, stop: () => controller.stop() };
+}
+
+/**
+ * The key upload URLs are sealed to. With a key file (an emptyDir in the shipped manifests) it survives
+ * a container restart, so a request sealed before a crash still opens; a new pod gets a new key. A
+ * file that cannot be read or holds no X25519 key is replaced.
+ */
+export function diagnosticsUploadKey(file: string, logger: Logger): UploadKey {
+  if (file === '') return newUploadKey();
+  try {
+    return uploadKeyFromPem(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      logger.warn({ err, file }, 'the diagnostics key file holds no usable key; writing a new one');
+  }
+  const key = newUploadKey();
+  try {
+    writeFileSync(file, key.pem, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  } catch (err) {
+    logger.warn(
+      { err, file },
+      'could not write the diagnostics key file; the key lasts until this process ends',
+    );
+  }
+  return key;
 }
 
 /** The agent's interface addresses (the node's under hostNetwork): an upload must not be aimed at them. */

@@ -8,13 +8,14 @@ import {
   checkTaintedConditions,
   conditionOptions,
 } from './condition-options.ts';
+import { DIAGNOSTICS_FLAGS, type DiagnosticsOptions, diagnosticsOptions } from './diagnostics-options.ts';
 import { B, D, type FlagReader, I, IGNORED, L, S } from './flag-specs.ts';
-import { checkListen, toAddressList, toDuration, toNumber, toProcRoot } from './flag-values.ts';
+import { checkListen, toDuration, toNumber, toProcRoot } from './flag-values.ts';
 import { KLOG_FLAGS } from './klog-flags.ts';
 import { EVENT_SINK_FLAGS, type EventSinkOptions, eventSinkOptions } from './sink-options.ts';
 
 /** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
-export interface Options extends EventSinkOptions, ConditionOptions {
+export interface Options extends EventSinkOptions, ConditionOptions, DiagnosticsOptions {
   readonly systemLogMonitors: readonly string[];
   readonly customPluginMonitors: readonly string[];
   readonly systemStatsMonitors: readonly string[];
@@ -42,15 +43,8 @@ export interface Options extends EventSinkOptions, ConditionOptions {
   readonly configReloadMs: number;
   /** --taint-on-condition; empty (the default) keeps the agent report-only. */
   readonly taintOnCondition: readonly TaintRule[];
-  /** --diagnostics: serve NodeDiagnostic requests for this node (needs deploy/components/diagnostics). */
-  readonly diagnostics: boolean;
-  readonly diagnosticsPollMs: number;
   /** --log-format; undefined picks text on a terminal and JSON otherwise. */
   readonly logFormat: LogFormat | undefined;
-  /** --diagnostics-upload-allow: addresses or CIDRs an uploadURL may reach although they are on the node. */
-  readonly diagnosticsUploadAllow: readonly string[];
-  /** --diagnostics-finished-ttl: finished requests are deleted this long after completion; 0 keeps them. */
-  readonly diagnosticsFinishedTtlMs: number;
   readonly version: boolean;
   readonly help: boolean;
 }
@@ -98,21 +92,7 @@ export const FLAGS: readonly FlagSpec[] = [
     'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)',
   ),
   ...CONDITION_FLAGS,
-  B(
-    'diagnostics',
-    'Serve NodeDiagnostic requests for this node (CRD and RBAC: deploy/components/diagnostics)',
-    false,
-  ),
-  D('diagnostics-poll-period', 'How often NodeDiagnostic requests for this node are listed', '10s'),
-  D(
-    'diagnostics-finished-ttl',
-    'Finished NodeDiagnostic requests of this node are deleted after this; 0 keeps them',
-    '24h',
-  ),
-  S(
-    'diagnostics-upload-allow',
-    'Addresses or CIDRs (comma-separated) an uploadURL may resolve to although loopback, link-local or the node',
-  ),
+  ...DIAGNOSTICS_FLAGS,
   S(
     'log-format',
     'Log format: json (one JSON record a line) or text (one klog-like line); default text on a terminal, json otherwise',
@@ -189,15 +169,8 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     configReloadMs: f.dur('config-reload-period'),
     taintOnCondition: taints.rules,
     ...conditions,
-    diagnostics: f.get('diagnostics') === 'true',
-    diagnosticsPollMs: f.dur('diagnostics-poll-period'),
+    ...diagnosticsOptions(f),
     logFormat: logFormat(f),
-    diagnosticsUploadAllow: toAddressList(
-      'diagnostics-upload-allow',
-      f.get('diagnostics-upload-allow'),
-      f.errors,
-    ),
-    diagnosticsFinishedTtlMs: f.dur('diagnostics-finished-ttl'),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',
   };
@@ -281,6 +254,7 @@ export function helpText(): string {
   return [
     'Usage: node-problem-detector [flags]',
     '       node-problem-detector replay --config FILE... [--format kmsg|plain|journal-json] [--boot-time T] LOG|-',
+    '       node-problem-detector seal --node NODE --key KEY < url   (a NodeDiagnostic sealedUploadURL)',
     '',
     'Flags:',
     ...lines,

@@ -86,3 +86,10 @@ export interface MonitorHealth {
    */
   readonly waiting?: boolean;
 }
+
+/** What a one-shot command (replay, seal) reads and writes instead of the process's streams. */
+export interface CommandIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly readStdin: () => string;
+}

@@ -2,8 +2,10 @@ import type { Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import type { NodeDiagnosticRequest, NodeDiagnosticStatus } from '../kube/node-diagnostics.ts';
-import { type BundlePart, type CollectedBundle, collectBundle } from './collect.ts';
+import { type BundlePart, collectBundle } from './collect.ts';
 import { type DiagnosticsMetrics, diagnosticsMetrics } from './metrics.ts';
+import { SealError } from './sealed-url.ts';
+import { bundleManifest, finalStatus, successMessage } from './status.ts';
 import { tarGz } from './tar.ts';
 
 export const DIAGNOSTICS_POLL_PERIOD_MS = 10_000;
@@ -30,6 +32,8 @@ export interface DiagnosticsApi {
   patchStatus(name: string, status: NodeDiagnosticStatus): Promise<void>;
   /** Deletes the request if its uid still matches. */
   delete(name: string, uid: string): Promise<void>;
+  /** Publishes the agent's upload key on its Node; retried at each poll until it succeeds. */
+  publishKey(): Promise<void>;
 }
 
 export interface DiagnosticsControllerOptions {
@@ -40,6 +44,8 @@ export interface DiagnosticsControllerOptions {
   readonly logger: Logger;
   /** The bundle's parts for a request going back `sinceMinutes`. */
   readonly parts: (sinceMinutes: number) => readonly BundlePart[];
+  /** The URL to upload to (a sealed one opened); throws a SealError, whose message is safe to show. */
+  readonly target: (req: NodeDiagnosticRequest) => string;
   /** PUTs the bundle; throws an error whose message is safe to show (one of a fixed set, never the URL). */
   readonly upload: (uploadURL: string, body: Buffer) => Promise<void>;
   readonly pollPeriodMs?: number;
@@ -67,6 +73,7 @@ export class DiagnosticsController {
   private readonly unreported = new Map<string, NodeDiagnosticStatus>();
   private timer: TimerHandle | undefined;
   private running = false;
+  private keyPublished = false;
 
   constructor(opts: DiagnosticsControllerOptions) {
     this.opts = opts;
@@ -92,6 +99,7 @@ export class DiagnosticsController {
 
   /** One pass over the listed requests; exposed for tests, which drive it without timers. */
   async poll(): Promise<void> {
+    await this.publishKey();
     try {
       const items = await this.opts.api.list();
       this.forgetGone(items);
@@ -102,6 +110,18 @@ export class DiagnosticsController {
       this.opts.logger.warn({ err }, 'listing NodeDiagnostic requests failed; retrying');
     }
     if (this.running) this.schedule(this.opts.pollPeriodMs ?? DIAGNOSTICS_POLL_PERIOD_MS);
+  }
+
+  /** Until the key is on the Node, no operator can seal a URL for this agent; requests are still served. */
+  private async publishKey(): Promise<void> {
+    if (this.keyPublished) return;
+    try {
+      await this.opts.api.publishKey();
+      this.keyPublished = true;
+    } catch (err) {
+      this.metrics.failure('key');
+      this.opts.logger.warn({ err }, 'could not publish the diagnostics upload key on the Node; retrying');
+    }
   }
 
   /** Deletes this node's requests finished more than the TTL ago, so the list stays short. */
@@ -162,6 +182,14 @@ export class DiagnosticsController {
   }
 
   private async handle(req: NodeDiagnosticRequest, attempts: number): Promise<void> {
+    const url = this.target(req);
+    if (url instanceof Error) {
+      this.handled.add(req.uid);
+      return this.report(
+        req,
+        finalStatus(false, url.message, undefined, this.opts.clock.now(), 'UploadRefused'),
+      );
+    }
     const startedAt = new Date(this.opts.clock.now()).toISOString();
     const running = { phase: 'Running' as const, message: 'collecting', startedAt, attempts };
     try {
@@ -173,10 +201,25 @@ export class DiagnosticsController {
     }
     this.handled.add(req.uid);
     this.opts.logger.info({ request: req.name }, 'collecting a diagnostics bundle');
-    await this.report(req, await this.produce(req, startedAt));
+    await this.report(req, await this.produce(req, url, startedAt));
   }
 
-  private async produce(req: NodeDiagnosticRequest, startedAt: string): Promise<NodeDiagnosticStatus> {
+  /** Refused before anything is collected: a plain URL not allowed, or a sealed one that does not open. */
+  private target(req: NodeDiagnosticRequest): string | Error {
+    try {
+      return this.opts.target(req);
+    } catch (err) {
+      this.metrics.failure('target');
+      this.metrics.request('failed');
+      return err instanceof SealError ? err : new Error('the upload URL could not be read');
+    }
+  }
+
+  private async produce(
+    req: NodeDiagnosticRequest,
+    url: string,
+    startedAt: string,
+  ): Promise<NodeDiagnosticStatus> {
     const { clock } = this.opts;
     const sinceMinutes = clamp(req.sinceMinutes, DEFAULT_SINCE_MINUTES, 1, MAX_SINCE_MINUTES);
     const maxBytes = clamp(req.maxBytes, DEFAULT_MAX_BYTES, MIN_MAX_BYTES, MAX_MAX_BYTES);
@@ -186,7 +229,7 @@ export class DiagnosticsController {
     const manifest = bundleManifest(req, bundle, { sinceMinutes, maxBytes, createdAt: clock.now() });
     const body = await tarGz([...bundle.files, manifest], clock.now());
     try {
-      await this.opts.upload(req.uploadURL, body);
+      await this.opts.upload(url, body);
     } catch (err) {
       this.metrics.failure('upload');
       this.metrics.request('failed');
@@ -216,64 +259,4 @@ export class DiagnosticsController {
       this.opts.logger.warn({ err, request: req.name }, 'could not write a NodeDiagnostic result; retrying');
     }
   }
-}
-
-function finalStatus(
-  ok: boolean,
-  message: string,
-  startedAt: string | undefined,
-  now: number,
-  failReason = 'UploadFailed',
-): NodeDiagnosticStatus {
-  const at = new Date(now).toISOString();
-  return {
-    phase: ok ? 'Succeeded' : 'Failed',
-    message,
-    ...(startedAt ? { startedAt } : {}),
-    completedAt: at,
-    conditions: [
-      {
-        type: 'Complete',
-        status: ok ? 'True' : 'False',
-        reason: ok ? 'Uploaded' : failReason,
-        message,
-        lastTransitionTime: at,
-      },
-    ],
-  };
-}
-
-function successMessage(bytes: number, bundle: CollectedBundle): string {
-  const labels: readonly [string, string][] = [
-    ['truncated', 'truncated'],
-    ['skipped', 'skipped'],
-    ['absent', 'absent'],
-    ['failed', 'error'],
-  ];
-  const notes: string[] = [];
-  for (const [label, status] of labels) {
-    const names = bundle.parts.filter((p) => p.status === status).map((p) => p.name);
-    if (names.length > 0) notes.push(`${label}: ${names.join(', ')}`);
-  }
-  return `uploaded ${bytes} bytes${notes.length ? `; ${notes.join('; ')}` : ''} (see manifest.json)`;
-}
-
-/** What the bundle holds and what it leaves out on purpose, as its first file an operator reads. */
-function bundleManifest(
-  req: NodeDiagnosticRequest,
-  bundle: CollectedBundle,
-  facts: { sinceMinutes: number; maxBytes: number; createdAt: number },
-): { name: string; data: Buffer } {
-  const manifest = {
-    kind: 'NodeDiagnosticBundle',
-    request: req.name,
-    node: req.nodeName,
-    createdAt: new Date(facts.createdAt).toISOString(),
-    sinceMinutes: facts.sinceMinutes,
-    maxBytes: facts.maxBytes,
-    contentBytes: bundle.contentBytes,
-    parts: bundle.parts,
-    neverCollected: ['environment variables', 'kubeconfig files', 'service-account tokens', 'Secrets'],
-  };
-  return { name: 'manifest.json', data: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) };
 }

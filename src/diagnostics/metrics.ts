@@ -2,7 +2,16 @@ import type { Registry } from 'prom-client';
 import { counter } from '../core/metrics.ts';
 import type { PartStatus } from './collect.ts';
 
-export type FailureStage = 'list' | 'status' | 'upload' | 'interrupted' | 'expire';
+export type FailureStage = 'list' | 'status' | 'upload' | 'interrupted' | 'expire' | 'target' | 'key';
+const STAGES: readonly FailureStage[] = [
+  'list',
+  'status',
+  'upload',
+  'interrupted',
+  'expire',
+  'target',
+  'key',
+];
 
 export interface DiagnosticsMetrics {
   request(result: 'succeeded' | 'failed'): void;
@@ -25,7 +34,7 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
   });
   const failures = counter(registry, {
     name: 'npd_diagnostics_failures_total',
-    help: 'Diagnostics failures by stage: list (reading requests), status (writing them), upload, interrupted (an agent stopped while collecting, twice), expire (deleting a finished request).',
+    help: "Diagnostics failures by stage: list (reading requests), status (writing them), upload, interrupted (an agent stopped while collecting, twice), expire (deleting a finished request), target (an upload URL refused: plain, or a sealed one that does not open), key (publishing the agent's upload key on the Node).",
     labelNames: ['stage'],
   });
   const ignored = counter(registry, {
@@ -43,7 +52,7 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
     name: 'npd_diagnostics_expired_total',
     help: 'Finished NodeDiagnostic requests of this node deleted after their TTL.',
   });
-  for (const stage of ['list', 'status', 'upload', 'interrupted', 'expire']) failures.inc({ stage }, 0);
+  for (const stage of STAGES) failures.inc({ stage }, 0);
   ignored.inc({ reason: 'other_node' }, 0);
   return {
     request: (result) => requests.inc({ result }),

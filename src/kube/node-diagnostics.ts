@@ -12,8 +12,10 @@ export interface NodeDiagnosticRequest {
   readonly name: string;
   readonly uid: string;
   readonly nodeName: string;
-  /** A credential (a presigned URL): never log it or copy it into a status. */
+  /** A credential (a presigned URL): never log it or copy it into a status. '' when sealed. */
   readonly uploadURL: string;
+  /** The upload URL sealed to this node's agent key (diagnostics/sealed-url.ts); '' when plain. */
+  readonly sealedUploadURL: string;
   readonly sinceMinutes: number | undefined;
   readonly maxBytes: number | undefined;
   /** status.phase as found; '' before any agent touched the request. */
@@ -56,6 +58,7 @@ export function parseNodeDiagnostic(raw: JsonObject): NodeDiagnosticRequest {
     uid: str(metadata.uid),
     nodeName: str(spec.nodeName),
     uploadURL: str(spec.uploadURL),
+    sealedUploadURL: str(spec.sealedUploadURL),
     sinceMinutes: num(spec.sinceMinutes),
     maxBytes: num(spec.maxBytes),
     phase: str(obj(raw.status).phase),

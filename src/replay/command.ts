@@ -1,20 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../config/errors.ts';
-import { parseFlags } from '../config/flag-parser.ts';
 import { SUBSYSTEM_DEFAULTS } from '../conditions/subsystem.ts';
 import { SubsystemTable } from '../conditions/subsystem-table.ts';
+import { ConfigError } from '../config/errors.ts';
+import { parseFlags } from '../config/flag-parser.ts';
 import { type LoadedConfig, loadConfigs } from '../config/load.ts';
+import type { CommandIo } from '../core/types.ts';
 import { parseGoDuration } from '../gocompat/duration.ts';
 import { systemLogConfigKind } from '../monitors/system-log/schema.ts';
 import type { LogMonitorConfig } from '../rules/config.ts';
 import { parseReplayInput, type ReplayFormat } from './parse-input.ts';
 import { replay } from './replay.ts';
-
-export interface ReplayIo {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly readStdin: () => string;
-}
 
 const USAGE =
   'usage: node-problem-detector replay --config FILE [--config FILE...] [--format kmsg|plain|journal-json] [--boot-time RFC3339|EPOCH_MS] [--subsystem-conditions [--subsystem-window DURATION] [--subsystem-hold DURATION]] LOG|-';
@@ -29,7 +24,7 @@ interface Request {
 }
 
 /** `replay`: run rules over a recorded log and print events and condition changes as JSON lines. */
-export function runReplay(argv: readonly string[], io: ReplayIo): number {
+export function runReplay(argv: readonly string[], io: CommandIo): number {
   const { request, errors } = parseRequest(argv);
   if (!request) {
     io.stderr(`${errors.join('\n')}\n${USAGE}\n`);
@@ -80,7 +75,7 @@ function duration(flag: string, text: string, errors: string[]): number {
   return ms;
 }
 
-function execute(request: Request, io: ReplayIo): number {
+function execute(request: Request, io: CommandIo): number {
   let loaded: LoadedConfig[];
   try {
     loaded = loadConfigs(

@@ -77,7 +77,7 @@ describe('deploy/ kustomize: RBAC', { skip }, () => {
     );
   });
 
-  test('the diagnostics component adds the CRD, its own role (list and expire requests, patch status) and --diagnostics', {
+  test('the diagnostics component adds the CRD, its own role (list and expire requests, patch status), --diagnostics and its key file', {
     skip,
   }, () => {
     const docs = kustomizeWith(['diagnostics']);
@@ -98,8 +98,21 @@ describe('deploy/ kustomize: RBAC', { skip }, () => {
     ]);
     const binding = one(docs, 'ClusterRoleBinding', 'node-problem-detector-diagnostics');
     assert.deepEqual(binding.subjects, AGENT_SUBJECTS);
-    const args = get(one(docs, 'DaemonSet'), 'spec.template.spec.containers.0.args') as string[];
+    const ds = one(docs, 'DaemonSet');
+    const args = get(ds, 'spec.template.spec.containers.0.args') as string[];
     assert.ok(args.includes('--diagnostics'), args.join(' '));
+    // The upload key outlives a container restart but never reaches the node's disk: /tmp is a memory emptyDir.
+    assert.ok(args.includes('--diagnostics-key-file=/tmp/diagnostics-key.pem'), args.join(' '));
+    const mounts = get(ds, 'spec.template.spec.containers.0.volumeMounts') as {
+      name: string;
+      mountPath: string;
+    }[];
+    const tmp = mounts.find((m) => m.mountPath === '/tmp');
+    const volumes = get(ds, 'spec.template.spec.volumes') as {
+      name: string;
+      emptyDir?: { medium?: string };
+    }[];
+    assert.equal(volumes.find((v) => v.name === tmp?.name)?.emptyDir?.medium, 'Memory');
     assert.deepEqual(
       one(docs, 'ClusterRole', 'node-problem-detector').rules,
       EXPECTED_RULES,

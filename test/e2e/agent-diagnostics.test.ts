@@ -1,10 +1,12 @@
 // On-demand diagnostics bundles against a real kube-apiserver with the real kubectl: the CRD and RBAC of
 // deploy/components/diagnostics, an upload target on 127.0.0.1, and the bundle unpacked with real tar.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import { sealUploadURL } from '../../src/diagnostics/sealed-url.ts';
 import {
   type ManifestJson,
   nodeDiagnosticYaml,
@@ -60,6 +62,8 @@ describe('NodeDiagnostic bundles', () => {
     '--diagnostics-poll-period=1s',
     // The upload target runs on 127.0.0.1, which the agent refuses unless allowed.
     '--diagnostics-upload-allow=127.0.0.1',
+    // As the shipped manifests run it: the key survives a restart of the agent.
+    `--diagnostics-key-file=${join(dir, 'diagnostics-key.pem')}`,
   ];
   const env = () => ({ KUBECONFIG: '', NPD_E2E_PLANTED_SECRET: secret, AWS_SECRET_ACCESS_KEY: secret });
 
@@ -105,6 +109,25 @@ describe('NodeDiagnostic bundles', () => {
     return JSON.parse(await cp.kubectl(['get', 'nodediagnostic', name, '-o', 'json'])) as NodeDiagnosticJson;
   }
 
+  /** The key the agent published on its Node, read as docs/diagnostics.md says. */
+  async function nodeKey(): Promise<string> {
+    let key = '';
+    const path = '{.metadata.annotations.node-problem-detector\\.io/diagnostics-key}';
+    await waitFor(
+      async () => {
+        key = await cp.kubectl(['get', 'node', cp.nodeName, '-o', `jsonpath=${path}`]);
+        return key !== '';
+      },
+      30_000,
+      agent.output,
+    );
+    return key;
+  }
+
+  async function sealed(url: string): Promise<{ sealed: string }> {
+    return { sealed: sealUploadURL(url, await nodeKey(), cp.nodeName) };
+  }
+
   async function finished(name: string): Promise<NodeDiagnosticJson> {
     let nd: NodeDiagnosticJson | undefined;
     await waitFor(
@@ -121,9 +144,17 @@ describe('NodeDiagnostic bundles', () => {
   test('success: the bundle is uploaded, holds every part, and no secret', { timeout: 120_000 }, async () => {
     kmsg(`npd-diag-e2e ${marker()} Authorization: Bearer ${bearer}`);
     const path = `/ok/${marker()}.tar.gz`;
-    await apply(
-      nodeDiagnosticYaml('bundle-ok', cp.nodeName, `${target.base}${path}?X-Amz-Signature=${signature}`),
-    );
+    // Sealed with the real command an operator runs, from stdin.
+    const seal = ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), 'seal', `--node=${cp.nodeName}`];
+    const url = `${target.base}${path}?X-Amz-Signature=${signature}`;
+    const value = execFileSync(process.execPath, [...seal, `--key=${await nodeKey()}`], {
+      input: url,
+      encoding: 'utf8',
+    }).trim();
+    await apply(nodeDiagnosticYaml('bundle-ok', cp.nodeName, { sealed: value }));
+    const stored = await cp.kubectl(['get', 'nodediagnostic', 'bundle-ok', '-o', 'json']);
+    for (const piece of [signature, path, '127.0.0.1'])
+      assert.equal(stored.includes(piece), false, 'the stored request holds no part of the URL in clear');
     const nd = await finished('bundle-ok');
     assert.equal(nd.status?.phase, 'Succeeded', nd.status?.message);
     const upload = target.uploads.find((u) => u.path.startsWith(path));
@@ -170,7 +201,7 @@ describe('NodeDiagnostic bundles', () => {
       nodeDiagnosticYaml(
         'bundle-fail',
         cp.nodeName,
-        `${target.base}/fail/x.tar.gz?X-Amz-Signature=${signature}`,
+        await sealed(`${target.base}/fail/x.tar.gz?X-Amz-Signature=${signature}`),
       ),
     );
     const nd = await finished('bundle-fail');
@@ -183,7 +214,14 @@ describe('NodeDiagnostic bundles', () => {
 
   test('a small maxBytes truncates the bundle and says so', { timeout: 120_000 }, async () => {
     const path = `/ok/${marker()}.tar.gz`;
-    await apply(nodeDiagnosticYaml('bundle-small', cp.nodeName, `${target.base}${path}`, '  maxBytes: 2048'));
+    await apply(
+      nodeDiagnosticYaml(
+        'bundle-small',
+        cp.nodeName,
+        await sealed(`${target.base}${path}`),
+        '  maxBytes: 2048',
+      ),
+    );
     const nd = await finished('bundle-small');
     assert.equal(nd.status?.phase, 'Succeeded', nd.status?.message);
     assert.match(nd.status?.message ?? '', /truncated: kmsg\.txt/);
@@ -203,6 +241,32 @@ describe('NodeDiagnostic bundles', () => {
     assert.equal(files.has('proc/mountinfo'), false, 'a skipped part has no file');
   });
 
+  test('a plain uploadURL is refused without --diagnostics-allow-plain-upload-url; nothing is sent', {
+    timeout: 120_000,
+  }, async () => {
+    const uploads = target.uploads.length;
+    await apply(nodeDiagnosticYaml('bundle-plain', cp.nodeName, `${target.base}/ok/plain.tar.gz`));
+    const nd = await finished('bundle-plain');
+    assert.equal(nd.status?.phase, 'Failed');
+    assert.match(nd.status?.message ?? '', /^uploadURL refused: a plain uploadURL is readable by every node/);
+    assert.equal(target.uploads.length, uploads);
+    assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_failures_total{stage="target"}'), 1);
+  });
+
+  test('the CRD takes exactly one of sealedUploadURL and uploadURL', async () => {
+    const both = `${nodeDiagnosticYaml('both', cp.nodeName, 'https://x/y')}  sealedUploadURL: 'npd-sealed-v1.x'\n`;
+    const neither = nodeDiagnosticYaml('neither', cp.nodeName, 'https://x/y').replace(
+      /^ {2}uploadURL.*\n/m,
+      '',
+    );
+    for (const yaml of [both, neither])
+      await assert.rejects(apply(yaml), /set exactly one of sealedUploadURL and uploadURL/);
+    await assert.rejects(
+      apply(nodeDiagnosticYaml('not-sealed', cp.nodeName, { sealed: 'https://x/y' })),
+      /spec.sealedUploadURL.*should match '\^npd-sealed-v1\[\.\]'/,
+    );
+  });
+
   test('kubectl get nodediagnostics shows NODE, PHASE and AGE', async () => {
     const out = await cp.kubectl(['get', 'nodediagnostics']);
     assert.match(out, /^NAME\s+NODE\s+PHASE\s+AGE$/m);
@@ -211,10 +275,11 @@ describe('NodeDiagnostic bundles', () => {
     assert.match(out, /^other-node-request\s+some-other-node\s+\d+[sm]$/m, 'no phase for the other node');
   });
 
-  test('a request for another node is never touched; done requests are not redone after a restart', {
+  test('a request for another node is never touched; after a restart done requests are not redone and the key holds', {
     timeout: 120_000,
   }, async () => {
     const uploads = target.uploads.length;
+    const key = await nodeKey();
     assert.equal(await agent.stop(), 0);
     const mark = cp.auditMark();
     agent = await startAgent(args(), env());
@@ -233,6 +298,14 @@ describe('NodeDiagnostic bundles', () => {
     assert.match(decodeURIComponent(listed), new RegExp(`fieldSelector=spec\\.nodeName=${cp.nodeName}`));
     assert.equal(cp.countAudit({ user: AGENT_USER, code: 403 }), 0, 'the component RBAC is enough');
     assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_failures_total{stage="list"}'), 0);
+    // The key file kept the key: a URL sealed before the restart still opens.
+    const path = `/ok/${marker()}.tar.gz`;
+    const early = { sealed: sealUploadURL(`${target.base}${path}`, key, cp.nodeName) };
+    await apply(nodeDiagnosticYaml('bundle-after-restart', cp.nodeName, early));
+    const nd = await finished('bundle-after-restart');
+    assert.equal(nd.status?.phase, 'Succeeded', nd.status?.message);
+    assert.ok(target.uploads.some((u) => u.path === path));
+    assert.equal(await nodeKey(), key);
   });
 
   test('finished requests are deleted after --diagnostics-finished-ttl; others stay', {
@@ -248,8 +321,8 @@ describe('NodeDiagnostic bundles', () => {
       agent.output,
     );
     assert.deepEqual(await names(), ['nodediagnostic.node-problem-detector.io/other-node-request']);
-    assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_expired_total'), 3);
+    assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_expired_total'), 5);
     const deletes = { user: AGENT_USER, resource: 'nodediagnostics', verb: 'delete', code: 200 };
-    assert.equal(cp.countAudit(deletes), 3, 'deleted through the API with the component RBAC');
+    assert.equal(cp.countAudit(deletes), 5, 'deleted through the API with the component RBAC');
   });
 });

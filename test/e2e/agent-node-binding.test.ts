@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { KEY_ANNOTATION, newUploadKey } from '../../src/diagnostics/sealed-url.ts';
 import { type ControlPlane, REPO_ROOT, startControlPlane } from './harness/controlplane.ts';
 
 const NS = 'kube-system';
@@ -173,4 +174,21 @@ test('NodeDiagnostic: its own node status is written and expired, another node i
   const del = (name: string) => cp.request('DELETE', `${base}/${name}`, { token: onNode });
   assert.equal((await del('other-request')).status, 403);
   assert.equal((await del('own-request')).status, 200);
+});
+
+test('the diagnostics key annotation: its own node takes it, another node refuses it', async () => {
+  // A token that could replace another node's key could read that node's sealed upload URLs.
+  const publish = (node: string) =>
+    cp.request('PATCH', `/api/v1/nodes/${node}/status`, {
+      token: onNode,
+      contentType: 'application/strategic-merge-patch+json',
+      body: { metadata: { annotations: { [KEY_ANNOTATION]: newUploadKey().annotation } } },
+    });
+  assert.equal((await publish(cp.nodeName)).status, 200);
+  const denied = await publish(OTHER);
+  assert.equal(denied.status, 403, denied.text);
+  const other = (await must('GET', `/api/v1/nodes/${OTHER}`, undefined)) as {
+    metadata: { annotations?: Record<string, string> };
+  };
+  assert.equal(other.metadata.annotations?.[KEY_ANNOTATION], undefined);
 });

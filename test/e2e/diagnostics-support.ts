@@ -81,7 +81,14 @@ export interface ManifestJson {
   parts: { name: string; status: string; bytes: number; note?: string }[];
 }
 
-export function nodeDiagnosticYaml(name: string, nodeName: string, uploadURL: string, extra = ''): string {
+/** A request; `upload` is a plain URL, or `{ sealed }` for spec.sealedUploadURL. */
+export function nodeDiagnosticYaml(
+  name: string,
+  nodeName: string,
+  upload: string | { readonly sealed: string },
+  extra = '',
+): string {
+  const field = typeof upload === 'string' ? `uploadURL: '${upload}'` : `sealedUploadURL: '${upload.sealed}'`;
   return [
     'apiVersion: node-problem-detector.io/v1alpha1',
     'kind: NodeDiagnostic',
@@ -89,7 +96,7 @@ export function nodeDiagnosticYaml(name: string, nodeName: string, uploadURL: st
     `  name: ${name}`,
     'spec:',
     `  nodeName: ${nodeName}`,
-    `  uploadURL: '${uploadURL}'`,
+    `  ${field}`,
     ...(extra ? [extra] : []),
     '',
   ].join('\n');

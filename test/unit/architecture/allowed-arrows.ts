@@ -5,9 +5,10 @@ import type { AllowedArrows } from './import-graph.ts';
  * gocompat/ import nothing in src; host/ and kube/ are protocol clients with no domain imports;
  * sources/ read logs, monitors/ turn them (and probes, plugins, stats) into statuses through rules/;
  * conditions/, taints/ and events/ act on the API through kube/; diagnostics/ serves NodeDiagnostic
- * requests through kube/, reading the host through host/ (and journal detection from sources/);
+ * requests through kube/, reading the host through host/ (and journal detection from sources/), and
+ * its `seal` command parses flags with config/;
  * replay/ runs the monitors (and the pure subsystem conditions of conditions/) over a recorded log; events/persist/ (webhook, file, OTLP) is
- * an adapter on the event pipeline that speaks its receivers' protocols through kube/http and host/protobuf; agent/ wires everything and the root files (main.ts, cli.ts) start it.
+ * an adapter on the event pipeline that speaks its receivers' protocols through kube/http and host/protobuf; agent/ wires everything and the root files (main.ts, cli.ts) start it or a command (replay, seal).
  * The table itself must stay acyclic: the test checks that too.
  */
 export const ALLOWED: AllowedArrows = {
@@ -22,7 +23,7 @@ export const ALLOWED: AllowedArrows = {
   monitors: ['core', 'gocompat', 'config', 'host', 'metrics', 'rules', 'sources'],
   conditions: ['core', 'config', 'kube'],
   taints: ['core', 'kube'],
-  diagnostics: ['core', 'host', 'kube', 'sources'],
+  diagnostics: ['core', 'config', 'host', 'kube', 'sources'],
   events: ['core', 'metrics', 'kube'],
   'events/persist': ['core', 'events', 'kube', 'host'],
   server: ['core'],
@@ -45,5 +46,5 @@ export const ALLOWED: AllowedArrows = {
     'server',
     'replay',
   ],
-  '.': ['core', 'config', 'host', 'conditions', 'replay', 'agent'],
+  '.': ['core', 'config', 'host', 'conditions', 'diagnostics', 'replay', 'agent'],
 };

@@ -5,6 +5,7 @@ import { silentLogger } from '../../../src/core/logger.ts';
 import { createRegistry } from '../../../src/core/metrics.ts';
 import type { BundlePart } from '../../../src/diagnostics/collect.ts';
 import { DiagnosticsController } from '../../../src/diagnostics/controller.ts';
+import { newUploadKey, sealUploadURL, uploadTarget } from '../../../src/diagnostics/sealed-url.ts';
 import type { NodeDiagnosticRequest, NodeDiagnosticStatus } from '../../../src/kube/node-diagnostics.ts';
 
 const NODE = 'n1';
@@ -15,6 +16,7 @@ function request(name: string, over: Partial<NodeDiagnosticRequest> = {}): NodeD
     uid: `uid-${name}`,
     nodeName: NODE,
     uploadURL: `http://127.0.0.1/${name}?sig=secret`,
+    sealedUploadURL: '',
     sinceMinutes: undefined,
     maxBytes: undefined,
     phase: '',
@@ -24,13 +26,15 @@ function request(name: string, over: Partial<NodeDiagnosticRequest> = {}): NodeD
   };
 }
 
-function setup(items: NodeDiagnosticRequest[], now = 0) {
+/** Plain URLs are allowed unless `allowPlain` is false; sealed ones open with `key`. */
+function setup(items: NodeDiagnosticRequest[], now = 0, opts = { allowPlain: true, key: newUploadKey() }) {
   const registry = createRegistry();
   const patches: [string, NodeDiagnosticStatus][] = [];
   const uploads: { url: string; bytes: number }[] = [];
   const sinces: number[] = [];
   const deletes: [string, string][] = [];
-  const faults = { patch: 0, upload: undefined as Error | undefined };
+  const faults = { patch: 0, upload: undefined as Error | undefined, publish: 0 };
+  const published: number[] = [];
   const parts: BundlePart[] = [
     { name: 'a.txt', maxBytes: 1 << 20, read: async () => ({ text: 'a'.repeat(4096) }) },
   ];
@@ -47,7 +51,15 @@ function setup(items: NodeDiagnosticRequest[], now = 0) {
       delete: async (name, uid) => {
         deletes.push([name, uid]);
       },
+      publishKey: async () => {
+        if (faults.publish > 0) {
+          faults.publish--;
+          throw new Error('apiserver down');
+        }
+        published.push(1);
+      },
     },
+    target: (req) => uploadTarget(req, opts.key, opts.allowPlain),
     nodeName: NODE,
     clock: new FakeClock(now),
     registry,
@@ -65,7 +77,7 @@ function setup(items: NodeDiagnosticRequest[], now = 0) {
     const m = (await registry.getSingleMetric(name)?.get())?.values ?? [];
     return m.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
   };
-  return { controller, patches, uploads, sinces, faults, metric, deletes };
+  return { controller, patches, uploads, sinces, faults, metric, deletes, published };
 }
 
 describe('DiagnosticsController', () => {
@@ -202,5 +214,81 @@ describe('DiagnosticsController', () => {
       /truncated: a\.txt/,
       'maxBytes 10 is raised to the 1024 floor, still < 4096',
     );
+  });
+
+  it('opens a sealed URL with its key and uploads there; the URL never enters a status', async () => {
+    const key = newUploadKey();
+    const url = 'https://bucket.example/n1.tar.gz?X-Amz-Signature=sealedsecret';
+    const sealed = request('sealed', {
+      uploadURL: '',
+      sealedUploadURL: sealUploadURL(url, key.annotation, NODE),
+    });
+    const { controller, patches, uploads } = setup([sealed], 0, { allowPlain: false, key });
+    await controller.poll();
+    assert.deepEqual(
+      uploads.map((u) => u.url),
+      [url],
+    );
+    assert.equal(patches.at(-1)?.[1].phase, 'Succeeded');
+    assert.equal(JSON.stringify(patches).includes('sealedsecret'), false);
+  });
+
+  it('refuses a plain uploadURL by default: Failed at once, nothing collected or sent, counted', async () => {
+    const { controller, patches, uploads, sinces, metric } = setup([request('plain')], 0, {
+      allowPlain: false,
+      key: newUploadKey(),
+    });
+    await controller.poll();
+    await controller.poll();
+    assert.deepEqual(uploads, []);
+    assert.deepEqual(sinces, [], 'no bundle was collected');
+    assert.deepEqual(
+      patches.map(([n, s]) => [n, s.phase]),
+      [['plain', 'Failed']],
+    );
+    const status = patches[0]?.[1];
+    assert.match(status?.message ?? '', /^uploadURL refused: a plain uploadURL is readable by every node/);
+    assert.equal(status?.conditions?.[0]?.reason, 'UploadRefused');
+    assert.equal(JSON.stringify(patches).includes('secret'), false);
+    assert.equal(await metric('npd_diagnostics_failures_total', { stage: 'target' }), 1);
+    assert.equal(await metric('npd_diagnostics_requests_total', { result: 'failed' }), 1);
+  });
+
+  it('a URL sealed to another key or node fails with why, and nothing is sent', async () => {
+    const key = newUploadKey();
+    const url = 'https://bucket.example/x';
+    const { controller, patches, uploads } = setup(
+      [
+        request('old-key', { sealedUploadURL: sealUploadURL(url, newUploadKey().annotation, NODE) }),
+        request('other-node', { sealedUploadURL: sealUploadURL(url, key.annotation, 'n2') }),
+      ],
+      0,
+      { allowPlain: true, key },
+    );
+    await controller.poll();
+    assert.deepEqual(uploads, [], 'a sealed URL that does not open is never replaced by the plain one');
+    const messages = patches.map(([n, s]) => `${n}: ${s.message}`);
+    assert.match(
+      messages[0] ?? '',
+      new RegExp(
+        `^old-key: sealedUploadURL was sealed to key \\w+, but this node's agent has key ${key.kid}`,
+      ),
+    );
+    assert.match(
+      messages[1] ?? '',
+      /^other-node: sealedUploadURL could not be opened: it was sealed for another node/,
+    );
+  });
+
+  it('publishes its key before listing, retries a failed publish at the next poll and counts it', async () => {
+    const { controller, uploads, faults, published, metric } = setup([request('r5')]);
+    faults.publish = 1;
+    await controller.poll();
+    assert.equal(published.length, 0);
+    assert.equal(uploads.length, 1, 'requests are still served while the key is not on the Node');
+    assert.equal(await metric('npd_diagnostics_failures_total', { stage: 'key' }), 1);
+    await controller.poll();
+    await controller.poll();
+    assert.equal(published.length, 1, 'published once, then not again');
   });
 });
