@@ -19,12 +19,6 @@ import { findCluster } from './cluster.ts';
 import { createDiagnostics, type DiagnosticsFeature } from './diagnostics.ts';
 import type { Options } from './options.ts';
 
-/**
- * A burst of events moves the watermark annotation at most this often: one extra status patch per
- * minute of event activity, at the price of re-posting up to a minute of events after a crash.
- */
-const WATERMARK_SYNC_MS = 60_000;
-
 export interface ExporterDeps {
   readonly options: Options;
   /** The declared condition types this agent writes (--extra-conditions): what it owns on the Node. */
@@ -169,8 +163,13 @@ function kubeExporter(parts: KubeParts): Exporter {
     events.attach(pipeline, {
       watermarks: plan?.watermarks,
       startedAt: parts.startedAt,
+      // A moved watermark is due no sooner than the heartbeat, so it costs no write of its own: it rides
+      // the next status patch (a condition change, the heartbeat, the shutdown flush) and a correlated
+      // failure costs NPD's writes. After a crash up to one heartbeat period of events may be posted
+      // again, which NPD does after every restart.
       onRecorded: (source, timestamp) => {
-        if (ownership.advance(source, timestamp)) conditions.requestSync(WATERMARK_SYNC_MS);
+        if (ownership.advance(source, timestamp))
+          conditions.requestSync(parts.deps.options.heartbeatPeriodMs);
       },
     });
   });
