@@ -2,16 +2,8 @@ import type { Registry } from 'prom-client';
 import { counter } from '../core/metrics.ts';
 import type { PartStatus } from './collect.ts';
 
-export type FailureStage = 'list' | 'status' | 'upload' | 'interrupted' | 'expire' | 'target' | 'key';
-const STAGES: readonly FailureStage[] = [
-  'list',
-  'status',
-  'upload',
-  'interrupted',
-  'expire',
-  'target',
-  'key',
-];
+const STAGES = ['list', 'status', 'upload', 'interrupted', 'expire', 'target', 'key'] as const;
+export type FailureStage = (typeof STAGES)[number];
 
 export interface DiagnosticsMetrics {
   request(result: 'succeeded' | 'failed'): void;
