@@ -11,8 +11,8 @@
  *   process  CPU per scrape of the process_* metrics: --scrapes=2000
  *   vs-npd this agent beside the real NPD v1.36.0 (test/tools/npd/build.sh builds it into .cache once) on
  *          the same /dev/kmsg with NPD's kernel-monitor.json: --rates=5000,20000,40000 --seconds=20
- *          --marks=200 --cpu-rate=1500 --cpu-seconds=30 --idle-seconds=60 --settle-seconds=15 --runs=5
- *          --storm-lines=10000 --storm-seconds=10 (root; about 6 minutes)
+ *          --marks=200 --cpu-rate=2000 --cpu-seconds=60 --idle-seconds=60 --settle-seconds=15
+ *          --life-idle-seconds=300 --runs=5 --storm-lines=10000 --storm-seconds=10 (root; about 11 minutes)
  *   container  the built image under podman with NPD's 80 MiB and the DaemonSet's CPU limit against a real
  *          kube-apiserver: --idle-seconds=600 --flood-seconds=60 --rate=40000 --storm-lines=10000
  *          --storm-seconds=10 --memory-mib=80 (root; builds the image; floods /dev/kmsg under its lock)
@@ -119,10 +119,11 @@ function vsNpdOptions(opts: Map<string, string>): VsNpdOptions {
     rates: (opts.get('rates') ?? '5000,20000,40000').split(',').map(Number),
     seconds: opt('seconds', 20),
     marks: opt('marks', 200),
-    cpuRate: opt('cpu-rate', 1500),
-    cpuSeconds: opt('cpu-seconds', 30),
+    cpuRate: opt('cpu-rate', 2000),
+    cpuSeconds: opt('cpu-seconds', 60),
     idleSeconds: opt('idle-seconds', 60),
     settleSeconds: opt('settle-seconds', 15),
+    lifeIdleSeconds: opt('life-idle-seconds', 300),
     runs: opt('runs', 5),
     stormLines: opt('storm-lines', 10_000),
     stormSeconds: opt('storm-seconds', 10),

@@ -3,7 +3,17 @@
  * unchanged, reading the same /dev/kmsg; and what the side-by-side benchmark reads from each.
  */
 import { join } from 'node:path';
-import { type BuiltAgent, msToFirstOk, scrape, shippedNodeFlags, spawnBuilt, sum } from './built-agent.ts';
+import { freePort } from '../support/agent-process.ts';
+import {
+  agentNode,
+  type BuiltAgent,
+  msToFirstOk,
+  scrape,
+  shippedNodeFlags,
+  spawnBuilt,
+  spawnWatched,
+  sum,
+} from './built-agent.ts';
 import { type NpdBuild, type NpdProcess, spawnNpd } from './npd-go.ts';
 import { statusKiB } from './proc.ts';
 
@@ -49,18 +59,38 @@ export async function stopPair(pair: Pair): Promise<void> {
   await Promise.all([pair.npd.stop(), pair.ours.stop()]);
 }
 
+/**
+ * The runtime's own floor: the agent's node binary and flags running nothing but a node:http server
+ * that answers 200. No Node process can reach its first 200 sooner, whatever the agent does at start.
+ */
+const FLOOR_SERVER =
+  "require('node:http').createServer((q, r) => r.end('ok')).listen(Number(process.env.PORT), '127.0.0.1')";
+
+async function floorMs(): Promise<number> {
+  const port = await freePort();
+  const bare = spawnWatched(agentNode(), [...shippedNodeFlags(), '-e', FLOOR_SERVER], {
+    env: { PORT: String(port) },
+  });
+  return msToFirstOk(bare, `http://127.0.0.1:${port}/`).finally(() => bare.stop());
+}
+
+export interface StartupTimes {
+  readonly npd: number[];
+  readonly ours: number[];
+  /** The same timer on a bare node:http server with the agent's binary and flags. */
+  readonly floor: number[];
+}
+
 /** Spawn to first 200 on /metrics, `runs` times each, one process at a time, alternating. */
-export async function startupTimes(
-  build: NpdBuild,
-  runs: number,
-): Promise<{ npd: number[]; ours: number[] }> {
-  const out = { npd: [] as number[], ours: [] as number[] };
+export async function startupTimes(build: NpdBuild, runs: number): Promise<StartupTimes> {
+  const out: StartupTimes = { npd: [], ours: [], floor: [] };
   const args = standaloneArgs(build);
   for (let i = 0; i < runs; i++) {
     const npd = await spawnNpd(build, args);
     out.npd.push(await msToFirstOk(npd, npd.metricsUrl).finally(() => npd.stop()));
     const ours = await spawnBuilt(args, { nodeFlags: shippedNodeFlags() });
     out.ours.push(await msToFirstOk(ours, ours.metricsUrl).finally(() => ours.stop()));
+    out.floor.push(await floorMs());
   }
   return out;
 }

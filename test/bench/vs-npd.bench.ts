@@ -1,51 +1,49 @@
 /**
  * This agent beside the real NPD v1.36.0 (built once by test/tools/npd/build.sh), both running at once
  * on the same /dev/kmsg with NPD's own config/kernel-monitor.json, unchanged. Prints what each costs
- * (CPU per kernel line, idle memory and CPU, peak memory under a flood and an event storm, start-up to
- * first /metrics) and what each detects under a flood: marked lines that NPD's shipped OOMKilling rule
- * matches, counted by each one's problem_counter. Ends with one markdown table; asserts nothing.
- * Runs under the kmsg lock (run.ts takes it).
+ * (start-up to first /metrics; a whole life of start-up, idle and a steady flood: idle memory and CPU,
+ * CPU per kernel line, the peak RSS since start; peak memory under floods and an event storm; API
+ * writes in a correlated failure) and what each detects under a flood: marked lines that NPD's
+ * shipped OOMKilling rule matches, counted by each one's problem_counter. Ends with one markdown
+ * table; asserts nothing. Runs under the kmsg lock (run.ts takes it).
  */
 import { randomBytes } from 'node:crypto';
 import { lastKmsgSeq } from './kmsg-seq.ts';
 import { runWriter, type WriterSummary } from './kmsg-writer.ts';
 import { type NpdBuild, npdBuild, npdKmsgRestarts } from './npd-go.ts';
+import { formatUsage, loadNote, measure, mib, statusKiB, type Usage } from './proc.ts';
+import { type FailureFigures, failureSideBySide } from './vs-npd-failure.ts';
 import {
-  cpuSeconds,
-  formatUsage,
-  loadNote,
-  measure,
-  mib,
-  statusKiB,
-  ticksPerSecond,
-  type Usage,
-} from './proc.ts';
+  type LifeFigures,
+  type LifeOptions,
+  life,
+  lifeCpuRow,
+  lifePeakRow,
+  lifeRows,
+  printLife,
+} from './vs-npd-life.ts';
 import {
   MARK_REASON,
   markedInLog,
   type Pair,
   pairDelta,
-  rssSplit,
   scrapePair,
   standaloneArgs,
   startPair,
+  type StartupTimes,
   startupTimes,
   stopPair,
 } from './vs-npd-pair.ts';
 import { type StormFigures, stormSideBySide } from './vs-npd-storm.ts';
 import { median, percent, type Row, renderTable } from './vs-npd-table.ts';
 
-export interface VsNpdOptions {
+export interface VsNpdOptions extends LifeOptions {
   /** Flood rates in lines/s, each a short run with a fresh pair. */
   readonly rates: readonly number[];
   /** Seconds per flood rate. */
   readonly seconds: number;
   /** Marked lines per flood run. */
   readonly marks: number;
-  readonly cpuRate: number;
-  readonly cpuSeconds: number;
-  readonly idleSeconds: number;
-  readonly settleSeconds: number;
   /** Start-ups per side for the median. */
   readonly runs: number;
   readonly stormLines: number;
@@ -55,44 +53,6 @@ export interface VsNpdOptions {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newMarker = () => `npdvs${randomBytes(4).toString('hex')}`;
 const both = (pair: Pair, ms: number) => Promise.all([measure(pair.npd.pid, ms), measure(pair.ours.pid, ms)]);
-
-interface IdleFigures {
-  readonly rss: { npd: { anon: number; file: number }; ours: { anon: number; file: number } };
-  readonly usage: readonly [Usage, Usage];
-  readonly load: string;
-}
-
-interface CpuFigures {
-  readonly usPerLine: { npd: number; ours: number };
-  readonly kernelLines: number;
-  readonly writer: WriterSummary;
-  readonly npdRestarts: number;
-  readonly load: string;
-}
-
-async function idle(pair: Pair, o: VsNpdOptions): Promise<IdleFigures> {
-  await sleep(o.settleSeconds * 1000);
-  const rss = { npd: rssSplit(pair.npd.pid), ours: rssSplit(pair.ours.pid) };
-  const usage = await both(pair, o.idleSeconds * 1000);
-  return { rss, usage, load: loadNote() };
-}
-
-/** CPU time each spent per record the kernel logged while a steady writer ran (routine lines only). */
-async function cpuPerLine(pair: Pair, o: VsNpdOptions): Promise<CpuFigures> {
-  const restarts0 = npdKmsgRestarts(pair.npd.output());
-  const [seq0, n0, u0] = [lastKmsgSeq(), cpuSeconds(pair.npd.pid), cpuSeconds(pair.ours.pid)];
-  const writer = await runWriter({ rate: o.cpuRate, seconds: o.cpuSeconds, marks: 0 }, newMarker());
-  await sleep(2000);
-  const kernelLines = lastKmsgSeq() - seq0;
-  const per = (cpu: number) => (cpu / Math.max(1, kernelLines)) * 1e6;
-  return {
-    usPerLine: { npd: per(cpuSeconds(pair.npd.pid) - n0), ours: per(cpuSeconds(pair.ours.pid) - u0) },
-    kernelLines,
-    writer,
-    npdRestarts: npdKmsgRestarts(pair.npd.output()) - restarts0,
-    load: loadNote(),
-  };
-}
 
 interface FloodFigures {
   readonly rate: number;
@@ -140,15 +100,6 @@ async function flood(build: NpdBuild, rate: number, o: VsNpdOptions): Promise<Fl
   }
 }
 
-function printIdle(f: IdleFigures, o: VsNpdOptions, c: CpuFigures): void {
-  console.log(`## Idle (settled ${o.settleSeconds} s, then ${o.idleSeconds} s) and CPU per kernel line`);
-  console.log(`NPD:        ${formatUsage(f.usage[0])}`);
-  console.log(`this agent: ${formatUsage(f.usage[1])}`);
-  console.log(
-    `writer ${c.writer.written} routine lines at ${c.writer.achievedRate.toFixed(0)} lines/s; kernel logged ${c.kernelLines}; NPD kmsg reader restarts ${c.npdRestarts} (${c.load})`,
-  );
-}
-
 function printFlood(f: FloodFigures): void {
   const w = f.writer;
   console.log(
@@ -163,10 +114,10 @@ function printFlood(f: FloodFigures): void {
 }
 
 interface Figures {
-  readonly startup: { npd: number[]; ours: number[]; load: string };
-  readonly idle: IdleFigures;
-  readonly cpu: CpuFigures;
+  readonly startup: StartupTimes & { readonly load: string };
+  readonly life: LifeFigures;
   readonly floods: readonly FloodFigures[];
+  readonly failure: FailureFigures | Error;
   readonly storm: StormFigures | Error;
 }
 
@@ -198,79 +149,69 @@ function floodRows(f: Figures, o: VsNpdOptions): Row[] {
   ];
 }
 
-function idleRows(f: Figures, o: VsNpdOptions): Row[] {
-  const { rss, usage, load } = f.idle;
-  // /proc counts CPU in ticks: no tick at all in the window means less than one tick's worth.
-  const tick = 1000 / ticksPerSecond() / o.idleSeconds;
-  const noTick = (u: Usage) =>
-    u.cpuSeconds === 0 ? `no CPU tick in ${o.idleSeconds} s: < ${tick.toFixed(2)}` : undefined;
-  return [
-    {
-      label: 'idle VmRSS (RssAnon + RssFile)',
-      npd: [rss.npd.anon + rss.npd.file],
-      ours: [rss.ours.anon + rss.ours.file],
-      format: mib,
-      npdNote: `${mib(rss.npd.anon)} + ${mib(rss.npd.file)}`,
-      oursNote: `${mib(rss.ours.anon)} + ${mib(rss.ours.file)}`,
-      load,
-    },
-    {
-      label: `idle CPU over ${o.idleSeconds} s`,
-      npd: [usage[0].millicores],
-      ours: [usage[1].millicores],
-      format: (v) => `${v.toFixed(1)} millicores`,
-      npdNote: noTick(usage[0]),
-      oursNote: noTick(usage[1]),
-      load,
-    },
-  ];
+function failureRow(f: Figures): Row {
+  const w = f.failure instanceof Error ? undefined : f.failure.writes;
+  return {
+    label: 'API writes in a correlated failure minute (the same hung task every 10 s for 60 s, then 5 s)',
+    npd: [w?.npd.total ?? Number.NaN],
+    ours: [w?.ours.total ?? Number.NaN],
+    format: (v) => `${v}`,
+    npdNote: w?.npd.byKind,
+    oursNote: w?.ours.byKind,
+    load: f.failure instanceof Error ? '' : f.failure.load,
+  };
 }
 
 function rows(f: Figures, o: VsNpdOptions): Row[] {
-  const cpu: Row = {
-    label: `CPU per kernel line, ${o.cpuRate} lines/s`,
-    npd: [f.cpu.usPerLine.npd],
-    ours: [f.cpu.usPerLine.ours],
-    format: (v) => `${v.toFixed(1)} µs`,
-    load: f.cpu.load,
-  };
   const startup: Row = {
     label: `start-up to first /metrics (median of ${o.runs})`,
     npd: [median(f.startup.npd)],
     ours: [median(f.startup.ours)],
     format: (v) => `${v.toFixed(0)} ms`,
+    oursNote: `a bare node:http server, same binary and flags: ${median(f.startup.floor).toFixed(0)} ms`,
     load: f.startup.load,
   };
   const [detection, hwm] = floodRows(f, o) as [Row, Row];
-  return [cpu, detection, ...idleRows(f, o), hwm, startup];
+  return [
+    startup,
+    ...lifeRows(f.life, o),
+    lifePeakRow(f.life, o),
+    lifeCpuRow(f.life, o),
+    detection,
+    hwm,
+    failureRow(f),
+  ];
 }
 
-/** The idle window, then the steady writer, on one pair. */
-async function idleThenCpu(build: NpdBuild, o: VsNpdOptions): Promise<[IdleFigures, CpuFigures]> {
-  const pair = await startPair(build, { npd: standaloneArgs(build), ours: standaloneArgs(build) });
-  try {
-    const i = await idle(pair, o);
-    return [i, await cpuPerLine(pair, o)];
-  } finally {
-    await stopPair(pair);
-  }
+/** A phase against the control plane: a failure to start one is printed, not fatal to the rest. */
+async function clusterPhase<T>(name: string, run: () => Promise<T>): Promise<T | Error> {
+  const out = await run().catch((err: unknown) => err as Error);
+  if (out instanceof Error) console.log(`## ${name}: not measured: ${out.message}`);
+  return out;
 }
 
+/**
+ * The order keeps the kernel-log lookback (5 min in kernel-monitor.json) from carrying one phase's
+ * lines into the next's API writes: the failure runs first, and the storm last, more than 5 min later.
+ */
 export async function vsNpdBench(o: VsNpdOptions): Promise<void> {
   const build = npdBuild();
   console.log(`NPD ${build.binary}; both read /dev/kmsg with ${build.source}/config/kernel-monitor.json`);
   const startup = { ...(await startupTimes(build, o.runs)), load: loadNote() };
   console.log(`## Start-up to first /metrics (ms): NPD ${startup.npd.map((v) => v.toFixed(0)).join(', ')}`);
   console.log(`  this agent ${startup.ours.map((v) => v.toFixed(0)).join(', ')} (${startup.load})`);
-  const [idleF, cpu] = await idleThenCpu(build, o);
-  printIdle(idleF, o, cpu);
+  console.log(
+    `  a bare node:http server, same binary and flags ${startup.floor.map((v) => v.toFixed(0)).join(', ')}`,
+  );
+  const failure = await clusterPhase('Correlated failure', () => failureSideBySide(build));
+  const lifeF = await life(build, o);
+  printLife(lifeF, o);
   const floods: FloodFigures[] = [];
   for (const rate of o.rates) {
     floods.push(await flood(build, rate, o));
     printFlood(floods.at(-1) as FloodFigures);
   }
-  const storm = await stormSideBySide(build, o).catch((err: unknown) => err as Error);
-  if (storm instanceof Error) console.log(`## Event storm: not measured: ${storm.message}`);
+  const storm = await clusterPhase('Event storm', () => stormSideBySide(build, o));
   console.log(`\n## NPD v1.36.0 vs this agent, same /dev/kmsg, NPD's kernel-monitor.json unchanged\n`);
-  console.log(renderTable(rows({ startup, idle: idleF, cpu, floods, storm }, o)));
+  console.log(renderTable(rows({ startup, life: lifeF, floods, failure, storm }, o)));
 }
