@@ -13,16 +13,19 @@
 # CI builds this file unchanged on base images it makes itself: test/container/build-image.sh.
 # NODE_VERSION matches .ci/node24.sh (test/deploy/dockerfile.test.ts checks it).
 ARG NODE_VERSION=24.22.3
+# The runtime's files come from this Debian image of the target platform (on a public registry the name
+# is a multi-arch index; test/container/build-image.sh passes a local image per platform).
+ARG DEBIAN_SLIM=debian:bookworm-slim
 
 # ---- build: compile the bundle and the production node_modules ----------------------------------
-FROM node:${NODE_VERSION}-bookworm AS build
+# On the builder's own platform for every target: the bundle is plain JavaScript, and an arm64 image
+# cross-compiles its native addon (re2) instead of compiling it under emulation (minutes vs an hour).
+FROM --platform=$BUILDPLATFORM node:${NODE_VERSION}-bookworm AS build
 # Native addons build with node-gyp when no prebuilt binary can be downloaded (re2 offline). The full
-# bookworm image already has the toolchain; listing it keeps a switch to -slim working. The stripped
-# Node binary is what the runtime stage runs (the release binary carries debug symbols).
+# bookworm image already has the toolchain; listing it keeps a switch to -slim working.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/* \
- && strip --strip-unneeded -o /opt/node /usr/local/bin/node
+ && rm -rf /var/lib/apt/lists/*
 # Dependencies' install scripts run as the image's unprivileged "node" user, not as root.
 WORKDIR /build
 RUN chown node:node /build
@@ -33,16 +36,48 @@ ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=fals
 COPY --chown=node:node package.json package-lock.json ./
 # Compiles re2 once; the production tree below is pruned from a copy of this one.
 RUN --mount=type=cache,target=/home/node/.npm,uid=1000,gid=1000 npm ci
+# ---- from here on the layers depend on the target platform; those above are shared by all ----
+# A cross build adds the target's gcc and binutils (Debian's cross compilers) and takes the target's
+# Node binary from the npm package node-linux-<arch>. The stripped Node binary is what the runtime
+# stage runs (the release binary carries debug symbols). /opt/cross holds the tool prefix, "" when
+# the target is the builder's own platform.
+USER root
+ARG NODE_VERSION
+ARG TARGETARCH
+RUN set -eu; host="$(dpkg --print-architecture)"; \
+  case "$host-$TARGETARCH" in \
+    amd64-amd64|arm64-arm64) cross="" ;; \
+    amd64-arm64) cross=aarch64-linux-gnu-; pkgs="g++-aarch64-linux-gnu binutils-aarch64-linux-gnu" ;; \
+    arm64-amd64) cross=x86_64-linux-gnu-; pkgs="g++-x86-64-linux-gnu binutils-x86-64-linux-gnu" ;; \
+    *) echo "cannot build for TARGETARCH=$TARGETARCH on $host" >&2; exit 1 ;; \
+  esac; \
+  node=/usr/local/bin/node; \
+  if [ -n "$cross" ]; then \
+    apt-get update; apt-get install -y --no-install-recommends $pkgs; rm -rf /var/lib/apt/lists/*; \
+    cd /tmp && tar -xzf "$(npm pack --silent "node-linux-$TARGETARCH@$NODE_VERSION")" package/bin/node; \
+    node=/tmp/package/bin/node; \
+  fi; \
+  "${cross}strip" --strip-unneeded -o /opt/node "$node"; \
+  rm -rf /tmp/package /tmp/node-linux-*.tgz; printf '%s' "$cross" >/opt/cross
+USER node
 # Production dependencies in /build/prod without:
 # - @kubernetes/client-node (65 MB with its dependencies): only exec and auth-provider kubeconfigs load
 #   it, never a pod with in-cluster config; the agent says how to add it when such a kubeconfig needs it;
 # - re2's compiler objects and C++ sources (96 MB), and the addon's symbols.
-RUN mkdir prod \
+# - for a cross build, koffi's prebuilt addon of the target (@koromix/koffi-linux-<arch>) in place of
+#   the builder's, and re2 compiled again with the target's compiler.
+RUN cross="$(cat /opt/cross)" \
+ && mkdir prod \
  && cp -a package.json package-lock.json node_modules prod/ \
  && cd prod \
  && npm pkg delete 'dependencies.@kubernetes/client-node' \
  && npm prune --omit=dev --offline \
- && strip --strip-unneeded node_modules/re2/build/Release/re2.node \
+ && if [ -n "$cross" ]; then \
+      npm install --omit=dev --cpu="$TARGETARCH" --os=linux --ignore-scripts \
+      && (cd node_modules/re2 && CC="${cross}gcc" CXX="${cross}g++" \
+          node /usr/local/lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js rebuild --arch="$TARGETARCH" -j max); \
+    fi \
+ && "${cross}strip" --strip-unneeded node_modules/re2/build/Release/re2.node \
  && mv node_modules/re2/build/Release/re2.node /tmp/re2.node \
  && rm -rf node_modules/re2/build node_modules/re2/vendor \
  && mkdir -p node_modules/re2/build/Release \
@@ -59,7 +94,7 @@ RUN NPD_GIT_COMMIT="$GIT_COMMIT" NPD_BUILD_DATE="$BUILD_DATE" npm run build
 # A whole bookworm-slim base (29 MiB gzip) plus the Node binary (41 MiB) is already over the image
 # budget (docs/install.md, Size), so the runtime is a scratch image with only what the agent runs: the
 # dynamic loader and the libraries of node, journalctl, tini and sh (found with ldd), and tzdata.
-FROM debian:bookworm-slim AS rootfs
+FROM ${DEBIAN_SLIM} AS rootfs
 # tini: PID 1 that forwards SIGTERM and reaps orphaned plugin descendants (npd_zombie_processes).
 # journalctl (from the systemd package, with the library it links) for the journald monitors; nothing
 # else of systemd, which never runs in the container. tzdata: local-time timestamps in log files.

@@ -10,6 +10,10 @@
 #   test/container/build-image.sh [tag]        default tag: localhost/node-problem-detector:ci
 #   NPD_REBUILD_BASES=1 test/container/build-image.sh   remake the base images
 #   NPD_BASES_ONLY=1 test/container/build-image.sh      make the base images only
+#   NPD_PLATFORM=linux/arm64 test/container/build-image.sh tag   an image of another platform: the build
+#       stage runs natively and cross-compiles (see the Dockerfile); the runtime files come from a
+#       Debian base of that platform (debootstrap under qemu-user-static, from Debian), named
+#       localhost/debian:<suite>-slim-<arch> and passed as DEBIAN_SLIM
 set -euo pipefail
 export LC_ALL=C
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -19,6 +23,9 @@ npm_version="${NPD_NPM_VERSION:-11.19.1}"
 suite=bookworm
 slim_ref="docker.io/library/debian:$suite-slim"
 node_ref="docker.io/library/node:$node_version-$suite"
+host_arch="$(dpkg --print-architecture)"
+platform="${NPD_PLATFORM:-linux/$host_arch}"
+target_arch="${platform#linux/}"
 work="${NPD_IMAGE_WORK:-$repo/.cache/image}"
 mkdir -p "$work"
 . "$repo/.ci/node24.sh"
@@ -48,11 +55,11 @@ path-include /usr/share/locale/locale.alias
 CFG
 }
 
-make_slim() {
-  local root="$work/rootfs-$suite"
-  log "debootstrap --variant=minbase $suite from $(mirror)"
+make_slim() { # <debian arch> <image ref>
+  local arch="$1" ref="$2" root="$work/rootfs-$suite-$1"
+  log "debootstrap --variant=minbase --arch=$arch $suite from $(mirror)"
   rm -rf "$root" && mkdir -p "$root"
-  debootstrap --variant=minbase "$suite" "$root" "$(mirror)" >"$work/debootstrap.log" 2>&1 \
+  debootstrap --variant=minbase --arch="$arch" "$suite" "$root" "$(mirror)" >"$work/debootstrap.log" 2>&1 \
     || { tail -n 20 "$work/debootstrap.log" >&2; exit 1; }
   slim_dpkg_cfg >"$root/etc/dpkg/dpkg.cfg.d/docker"
   slim_apt_cfg >"$root/etc/apt/apt.conf.d/docker-clean"
@@ -61,14 +68,15 @@ make_slim() {
   rm -rf "$root"/usr/share/{man,groff,info,lintian,linda}/* "$root"/var/lib/apt/lists/* \
     "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/*.deb "$root"/var/log/*.log
   find "$root/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
-  tar -C "$root" --numeric-owner -cf "$work/rootfs-$suite.tar" .
+  tar -C "$root" --numeric-owner -cf "$root.tar" .
   rm -rf "$root"
   local c
   c="$(buildah from scratch)"
-  buildah add --quiet "$c" "$work/rootfs-$suite.tar" / >/dev/null
-  buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd bash "$c"
-  buildah commit --quiet --rm "$c" "$slim_ref" >/dev/null
-  rm -f "$work/rootfs-$suite.tar"
+  buildah add --quiet "$c" "$root.tar" / >/dev/null
+  buildah config --arch "$arch" --os linux \
+    --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd bash "$c"
+  buildah commit --quiet --rm "$c" "$ref" >/dev/null
+  rm -f "$root.tar"
 }
 
 # The official images' apt settings: no package caches left in a layer.
@@ -79,6 +87,20 @@ APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/a
 Dir::Cache::pkgcache "";
 Dir::Cache::srcpkgcache "";
 CFG
+}
+
+# The target's binaries run under qemu user emulation through binfmt_misc (Debian's qemu-user-static
+# registers its handlers with the F flag, so they work inside the build's chroot too).
+ensure_emulation() { # <debian arch>
+  local qarch
+  case "$1" in arm64) qarch=aarch64 ;; amd64) qarch=x86_64 ;; *) qarch="$1" ;; esac
+  [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  if [ ! -e "/proc/sys/fs/binfmt_misc/qemu-$qarch" ]; then
+    log "installing qemu-user-static from Debian for $1 emulation"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static binfmt-support >/dev/null
+    update-binfmts --enable "qemu-$qarch" >/dev/null 2>&1 || true
+  fi
+  [ -e "/proc/sys/fs/binfmt_misc/qemu-$qarch" ] || { log "no binfmt_misc handler for $qarch"; exit 1; }
 }
 
 npm_pack() { # package@version -> path of its tarball in $work
@@ -136,8 +158,18 @@ fi
 [ "$(id -u)" -eq 0 ] || { log "skipped: needs root (debootstrap, podman storage)"; exit 0; }
 
 t0=$(date +%s)
-if have_image "$slim_ref"; then log "$slim_ref: cached"; else make_slim; fi
+if have_image "$slim_ref"; then log "$slim_ref: cached"; else make_slim "$host_arch" "$slim_ref"; fi
 if have_image "$node_ref"; then log "$node_ref: cached"; else make_node; fi
+# buildah 1.28 (bookworm) looks every FROM up for --platform's architecture, even FROM
+# --platform=$BUILDPLATFORM, and finds no local image: so the target comes in as TARGETARCH (what
+# --platform would set), and the image's architecture is set after the build.
+target_args=(--build-arg "TARGETARCH=$target_arch")
+if [ "$target_arch" != "$host_arch" ]; then
+  ensure_emulation "$target_arch"
+  target_slim="localhost/debian:$suite-slim-$target_arch"
+  if have_image "$target_slim"; then log "$target_slim: cached"; else make_slim "$target_arch" "$target_slim"; fi
+  target_args+=(--build-arg "DEBIAN_SLIM=$target_slim")
+fi
 t1=$(date +%s)
 log "base images ready in $((t1 - t0)) s"
 [ "${NPD_BASES_ONLY:-}" = 1 ] && exit 0
@@ -149,9 +181,15 @@ rm -rf "$ctx" && mkdir -p "$ctx"
 commit="$(cd "$repo" && git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 # The date of the commit, so an unchanged tree rebuilds from cache.
 build_date="$(cd "$repo" && git log -1 --format=%cI 2>/dev/null || date -u +%FT%TZ)"
-buildah bud --isolation chroot --pull=never --layers --quiet \
+buildah bud --isolation chroot --pull=never --layers --quiet "${target_args[@]}" \
   --build-arg "GIT_COMMIT=$commit" --build-arg "BUILD_DATE=$build_date" \
   -t "$tag" "$ctx" >"$work/bud.log" 2>&1 || { tail -n 40 "$work/bud.log" >&2; exit 1; }
+if [ "$target_arch" != "$host_arch" ]; then
+  # The runtime stage is FROM scratch, whose configuration says the builder's architecture.
+  c="$(buildah from --pull=never "$tag")"
+  buildah config --arch "$target_arch" --os linux "$c"
+  buildah commit --quiet --rm "$c" "$tag" >/dev/null
+fi
 t2=$(date +%s)
 log "image $tag built in $((t2 - t1)) s"
 (cd "$repo" && node --import tsx test/container/image-size.ts "$tag")

@@ -10,20 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ROOT } from '../deploy/support.ts';
-import { containerSkip, IMAGE, imageExists, RUNTIME_FLAGS } from './podman.ts';
+import { containerSkip, IMAGE, imageExists, RUNTIME_FLAGS, runImage } from './podman.ts';
 
 const skip = containerSkip();
 
-/** Runs `entrypoint args...` (default: the image's ENTRYPOINT) in a throw-away container; returns stdout. */
 const RUN = ['run', '--rm', '--pull=never', ...RUNTIME_FLAGS, '--network=none'];
-
-function inImage(entrypoint: string | undefined, args: readonly string[]): string {
-  return execFileSync(
-    'podman',
-    [...RUN, ...(entrypoint ? [`--entrypoint=${entrypoint}`] : []), IMAGE, ...args],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-}
+const inImage = (entrypoint: string | undefined, args: readonly string[]): string =>
+  runImage(IMAGE, ['--network=none'], entrypoint, args);
 
 const nodeEval = (code: string): string => inImage('node', ['--input-type=module', '-e', code]);
 

@@ -17,6 +17,25 @@ export function containerSkip(): string | false {
   return false;
 }
 
+/** `entrypoint args...` (default: the image's ENTRYPOINT) in a throw-away container; its stdout. */
+export function runImage(
+  image: string,
+  flags: readonly string[],
+  entrypoint: string | undefined,
+  args: readonly string[],
+): string {
+  const ep = entrypoint ? [`--entrypoint=${entrypoint}`] : [];
+  return execFileSync(
+    'podman',
+    ['run', '--rm', '--pull=never', ...RUNTIME_FLAGS, ...flags, ...ep, image, ...args],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+}
+
 export function imageExists(image = IMAGE): boolean {
   try {
     execFileSync('podman', ['image', 'exists', image], { stdio: 'ignore' });

@@ -14,6 +14,8 @@ interface Instruction {
 }
 interface Stage {
   readonly from: string;
+  /** FROM --platform=..., e.g. $BUILDPLATFORM for a stage that runs on the builder. */
+  readonly platform: string | undefined;
   readonly name: string | undefined;
   readonly instructions: Instruction[];
 }
@@ -41,9 +43,9 @@ function parseDockerfile(text: string): { args: Map<string, string>; stages: Sta
     const op = m[1]!.toUpperCase();
     const rest = m[2]!.replace(/\s+/g, ' ').trim();
     if (op === 'FROM') {
-      const f = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest);
+      const f = /^(?:--platform=(\S+)\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest);
       assert.ok(f, `FROM ${rest}`);
-      stages.push({ from: f[1]!, name: f[2], instructions: [] });
+      stages.push({ platform: f[1], from: f[2]!, name: f[3], instructions: [] });
     } else if (stages.length === 0) {
       assert.equal(op, 'ARG', `only ARG may precede FROM, got ${op}`);
       const [k, v] = rest.split('=');
@@ -86,9 +88,12 @@ describe('Dockerfile', () => {
     assert.equal(version, ci?.[1], 'same Node as CI');
     const ref = ['$', '{NODE_VERSION}'].join(''); // the Dockerfile's literal build argument reference
     assert.equal(build?.from, `node:${ref}-bookworm`);
+    // The build runs on the builder's platform and cross-compiles for the target (see the Dockerfile).
+    assert.equal(build?.platform, '$BUILDPLATFORM');
     // The runtime runs the build stage's Node binary on files picked from bookworm-slim: no npm, no
     // headers, no package manager (docs/install.md, Size).
-    assert.equal(rootfs?.from, 'debian:bookworm-slim');
+    assert.equal(rootfs?.from, ['$', '{DEBIAN_SLIM}'].join(''));
+    assert.equal(args.get('DEBIAN_SLIM'), 'debian:bookworm-slim', 'the public multi-arch name by default');
     assert.equal(runtime?.from, 'scratch');
     assert.doesNotMatch(
       dockerfile,
@@ -120,7 +125,10 @@ describe('Dockerfile', () => {
       'npm prune --omit=dev',
     );
     assert.match(ins[prod]!.args, /npm pkg delete 'dependencies\.@kubernetes\/client-node'/);
-    assert.match(ins[prod]!.args, /strip --strip-unneeded node_modules\/re2\/build\/Release\/re2\.node/);
+    assert.match(ins[prod]!.args, /strip" --strip-unneeded node_modules\/re2\/build\/Release\/re2\.node/);
+    // A cross build swaps koffi's prebuilt addon for the target's and compiles re2 with its compiler.
+    assert.match(ins[prod]!.args, /npm install --omit=dev --cpu="\$TARGETARCH" --os=linux --ignore-scripts/);
+    assert.match(ins[prod]!.args, /CXX="\$\{cross\}g\+\+" .*node-gyp\.js rebuild --arch="\$TARGETARCH"/);
     const buildStep = idx((i) => i.op === 'RUN' && /\bnpm run build\b/.test(i.args), 'npm run build');
     assert.ok(user < ci && ci < prod && ci < buildStep, 'USER, then npm ci, then the prune and the build');
   });

@@ -4,6 +4,7 @@
  */
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { needVar, parseVars } from '../../support/script-vars.ts';
 import { run, tail } from './processes.ts';
 import type { ControlPlaneBinaries } from './types.ts';
 
@@ -22,16 +23,8 @@ export async function ensureControlPlaneBinaries(
   if (code !== 0) {
     throw new Error(`${BUILD_SCRIPT} failed (exit ${code}):\n${tail(stderr, 40)}`);
   }
-  const vars = new Map<string, string>();
-  for (const line of stdout.split('\n')) {
-    const m = /^([A-Z_]+)=(.*)$/.exec(line.trim());
-    if (m?.[1] !== undefined && m[2] !== undefined) vars.set(m[1], m[2]);
-  }
-  const need = (k: string): string => {
-    const v = vars.get(k);
-    if (!v) throw new Error(`${BUILD_SCRIPT} printed no ${k}=…:\n${stdout}`);
-    return v;
-  };
+  const vars = parseVars(stdout);
+  const need = (k: string): string => needVar(vars, k, BUILD_SCRIPT);
   return {
     kubeApiserver: need('KUBE_APISERVER'),
     etcd: need('ETCD'),
