@@ -13,13 +13,13 @@ import { loadConfigs } from '../../src/config/load.ts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { createRegistry } from '../../src/core/metrics.ts';
+import type { KmsgDevice } from '../../src/host/kmsg-snapshot.ts';
 import { hostPaths } from '../../src/host/paths.ts';
 import { ProblemMetrics } from '../../src/metrics/problem-metrics.ts';
 import { SystemLogMonitor } from '../../src/monitors/system-log/monitor.ts';
 import { systemLogConfigKind } from '../../src/monitors/system-log/schema.ts';
 import type { LogMonitorConfig } from '../../src/rules/config.ts';
 import { SourceHub } from '../../src/sources/hub.ts';
-import type { KmsgDevice } from '../../src/host/kmsg-snapshot.ts';
 import { createKmsgSource } from '../../src/sources/kmsg/source.ts';
 import { kernelCorpus } from './kernel-corpus.ts';
 

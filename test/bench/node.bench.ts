@@ -33,7 +33,11 @@ function readNumber(file: string): number {
 export async function nodeBench(o: NodeBenchOptions): Promise<void> {
   const node = await startNodeCluster();
   try {
-    await node.kubectl(['apply', '-k', writeOverlay(path.join(node.workDir, 'base'))]);
+    await node.kubectl([
+      'apply',
+      '-k',
+      writeOverlay(path.join(node.workDir, 'base'), { image: node.agentImage }),
+    ]);
     await waitRollout(node);
     const pod = await readyAgentPod(node);
     const cg = podMemoryCgroup(pod.uid);

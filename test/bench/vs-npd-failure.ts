@@ -8,7 +8,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { NpdBuild } from './npd-go.ts';
 import { loadNote } from './proc.ts';
-import { withReportingPair, type Writes, writesPair } from './vs-npd-cluster.ts';
+import { type Writes, withReportingPair, writesPair } from './vs-npd-cluster.ts';
 
 export interface FailureFigures {
   readonly writes: { npd: Writes; ours: Writes };

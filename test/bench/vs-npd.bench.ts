@@ -27,10 +27,10 @@ import {
   markedInLog,
   type Pair,
   pairDelta,
+  type StartupTimes,
   scrapePair,
   standaloneArgs,
   startPair,
-  type StartupTimes,
   startupTimes,
   stopPair,
 } from './vs-npd-pair.ts';

@@ -2,7 +2,6 @@
 import * as path from 'node:path';
 import { run } from '../e2e/harness/processes.ts';
 import { REPO as SUPPORT_REPO } from '../support/agent-process.ts';
-import { AGENT_IMAGE } from './harness/images.ts';
 import type { NodeCluster } from './harness/node-cluster.ts';
 import { imageOverride, NS } from './support.ts';
 
@@ -19,7 +18,7 @@ export async function helmBinary(): Promise<string> {
 }
 
 export async function helmInstall(node: NodeCluster, helm: string): Promise<string> {
-  const img = imageOverride(AGENT_IMAGE);
+  const img = imageOverride(node.agentImage);
   return helmRun(node, helm, [
     'install',
     'node-problem-detector',

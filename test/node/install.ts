@@ -24,7 +24,9 @@ export function xfsLine(m: string): string {
 
 export async function checkStartedByKubelet(node: NodeCluster, pod: AgentPod): Promise<void> {
   assert.equal(pod.restartCount, 0);
-  const spec = JSON.parse(await node.kubectl(['-n', NS, 'get', 'pod', pod.name, '-o', 'json'])).spec;
+  const json = JSON.parse(await node.kubectl(['-n', NS, 'get', 'pod', pod.name, '-o', 'json']));
+  const spec = json.spec;
+  await checkPulledFromRegistry(node, pod, json.status.containerStatuses[0].imageID);
   assert.equal(spec.nodeName, node.nodeName, 'bound to the node the kubelet registered');
   assert.equal(spec.containers[0].livenessProbe.httpGet.path, '/healthz');
   assert.equal(spec.containers[0].readinessProbe.httpGet.path, '/readyz');
@@ -36,6 +38,36 @@ export async function checkStartedByKubelet(node: NodeCluster, pod: AgentPod): P
   // What the kubelet's readiness probe asked, asked again from the node.
   const r = await fetch(`http://${pod.podIP}:20256/readyz`);
   assert.equal(r.status, 200, await r.text());
+}
+
+/**
+ * The kubelet pulled the image from the registry on 127.0.0.1: the running image is the manifest the
+ * registry serves for the tag, and the kubelet's Pulled event names the registry reference.
+ */
+async function checkPulledFromRegistry(node: NodeCluster, pod: AgentPod, imageID: string): Promise<void> {
+  const at = node.agentImage.lastIndexOf(':');
+  const [repo, tag] = [node.agentImage.slice(0, at), node.agentImage.slice(at + 1)];
+  const slash = repo.indexOf('/');
+  const r = await fetch(`http://${repo.slice(0, slash)}/v2/${repo.slice(slash + 1)}/manifests/${tag}`, {
+    method: 'HEAD',
+    headers: {
+      accept:
+        'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json',
+    },
+  });
+  assert.equal(r.status, 200, `the registry has ${node.agentImage}`);
+  assert.equal(imageID, `${repo}@${r.headers.get('docker-content-digest')}`);
+  const events = await node.kubectl([
+    '-n',
+    NS,
+    'get',
+    'events',
+    '--field-selector',
+    `involvedObject.name=${pod.name},reason=Pulled`,
+    '-o',
+    'jsonpath={.items[*].message}',
+  ]);
+  assert.match(events, new RegExp(`Successfully pulled image "${node.agentImage.replace(/[.]/g, '\\.')}"`));
 }
 
 /** Writes an XFS shutdown and an OOM kill; returns the marker once both show in kubectl. */

@@ -71,7 +71,11 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
   test('kubectl apply -k deploy/base + image: Running and Ready through the kubelet probes; start-up in logs', {
     timeout: 300_000,
   }, async () => {
-    await node.kubectl(['apply', '-k', writeOverlay(path.join(node.workDir, 'base'))]);
+    await node.kubectl([
+      'apply',
+      '-k',
+      writeOverlay(path.join(node.workDir, 'base'), { image: node.agentImage }),
+    ]);
     await waitRollout(node);
     pod = await readyAgentPod(node);
     await checkStartedByKubelet(node, pod);

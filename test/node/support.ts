@@ -5,7 +5,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { waitFor } from '../support/agent-process.ts';
-import { AGENT_IMAGE } from './harness/images.ts';
 import type { NodeCluster } from './harness/node-cluster.ts';
 
 export const REPO = path.resolve(import.meta.dirname, '..', '..');
@@ -26,7 +25,7 @@ export interface AgentPod {
 }
 
 /** The image override a user writes: `kustomize edit set image node-problem-detector=<ref>`. */
-export function imageOverride(ref = AGENT_IMAGE): { name: string; newName: string; newTag: string } {
+export function imageOverride(ref: string): { name: string; newName: string; newTag: string } {
   const at = ref.lastIndexOf(':');
   return { name: 'node-problem-detector', newName: ref.slice(0, at), newTag: ref.slice(at + 1) };
 }
@@ -37,7 +36,7 @@ export function imageOverride(ref = AGENT_IMAGE): { name: string; newName: strin
  */
 export function writeOverlay(
   dir: string,
-  opts: { components?: string[]; image?: string; dsPatch?: unknown[]; configFiles?: string[] } = {},
+  opts: { image: string; components?: string[]; dsPatch?: unknown[]; configFiles?: string[] },
 ): string {
   fs.mkdirSync(dir, { recursive: true });
   const rel = (p: string) => path.relative(dir, path.join(REPO, p));

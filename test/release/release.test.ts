@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { run } from '../e2e/harness/processes.ts';
 import { containerSkip, runImage } from '../container/podman.ts';
+import { run } from '../e2e/harness/processes.ts';
 import { REPO } from '../support/agent-process.ts';
 import { ensureGoTools } from '../support/go-tools.ts';
 import { parseVars } from '../support/script-vars.ts';
@@ -82,6 +82,17 @@ describe('release to a registry on 127.0.0.1', { skip, timeout: 90 * 60_000 }, (
     assert.equal(index.mediaType, 'application/vnd.oci.image.index.v1+json');
     const platforms = index.manifests.map((m) => `${m.platform?.os}/${m.platform?.architecture}`);
     assert.deepEqual(platforms.sort(), PLATFORMS);
+  });
+
+  test('each platform pulls at most 60 MiB: the compressed layers and config its manifest lists', async (t) => {
+    for (const ref of await platformRefs()) {
+      const r = await run(tools.crane, ['manifest', '--insecure', ref]);
+      assert.equal(r.code, 0, r.stderr);
+      const m = JSON.parse(r.stdout) as { config: { size: number }; layers: { size: number }[] };
+      const mib = (m.config.size + m.layers.reduce((n, l) => n + l.size, 0)) / 2 ** 20;
+      t.diagnostic(`${ref}: ${mib.toFixed(1)} MiB`);
+      assert.ok(mib <= 60, `${ref}: ${mib.toFixed(1)} MiB`);
+    }
   });
 
   test('the index and each image verify with the release key, and not with another', async () => {

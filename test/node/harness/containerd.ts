@@ -18,11 +18,21 @@ export interface ContainerdLayout {
   log: string;
 }
 
-export function prepareContainerd(workDir: string): ContainerdLayout {
+/**
+ * The CRI plugin pulls from `registry` (host:port of a plain-HTTP registry on 127.0.0.1) through a
+ * hosts.toml under config_path, as a node configured for a private mirror does.
+ */
+export function prepareContainerd(workDir: string, registry: string): ContainerdLayout {
   const dir = path.join(workDir, 'containerd');
   fs.mkdirSync(dir, { recursive: true });
   const cniConf = path.join(dir, 'cni-conf');
   writeCniConfig(cniConf, path.join(dir, 'cni-ipam'));
+  const certsD = path.join(dir, 'certs.d');
+  fs.mkdirSync(path.join(certsD, registry), { recursive: true });
+  fs.writeFileSync(
+    path.join(certsD, registry, 'hosts.toml'),
+    `server = "http://${registry}"\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve"]\n`,
+  );
   const config = path.join(dir, 'config.toml');
   // This kernel answers EIO to a negative oom_score_adj, which runc writes for every sandbox unless
   // restrict_oom_score_adj caps it at containerd's own (shared/reference/real-node.md).
@@ -37,6 +47,8 @@ state = "${dir}/state"
   sandbox_image = "${PAUSE_IMAGE}"
   restrict_oom_score_adj = true
   enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${certsD}"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "${cniConf}"

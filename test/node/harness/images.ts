@@ -1,14 +1,16 @@
 /**
- * Images for the node without a registry: the agent image from test/container/build-image.sh and a
- * local pause image (the sandbox image containerd's CRI plugin starts for every pod; its default,
- * registry.k8s.io/pause, cannot be pulled here). Both come out of podman's storage as OCI archives
- * and go into containerd's k8s.io namespace, so pods use them with imagePullPolicy IfNotPresent.
+ * Images for the node. The agent image from test/container/build-image.sh is pushed from podman's
+ * storage to a registry on 127.0.0.1, and the kubelet pulls it from there as a node pulls a release.
+ * The local pause image (the sandbox image containerd's CRI plugin starts for every pod; its default,
+ * registry.k8s.io/pause, cannot be pulled here) is preloaded into containerd's k8s.io namespace as an
+ * OCI archive, as node images preload theirs.
  */
 import * as path from 'node:path';
 import { run } from '../../e2e/harness/processes.ts';
 import { PAUSE_IMAGE } from './containerd.ts';
 
-export const AGENT_IMAGE = process.env.NPD_NODE_IMAGE ?? 'localhost/node-problem-detector:ci';
+/** The agent image in podman's storage, before it is pushed. */
+export const AGENT_SOURCE = process.env.NPD_NODE_IMAGE ?? 'localhost/node-problem-detector:ci';
 const PAUSE_BASE = 'docker.io/library/debian:bookworm-slim';
 
 async function must(cmd: string, args: string[], timeoutMs = 600_000): Promise<string> {
@@ -43,6 +45,20 @@ export async function ensurePauseImage(): Promise<void> {
   } finally {
     await run('buildah', ['rm', c]);
   }
+}
+
+/** Pushes `source` from podman's storage to `dest` (host:port/name:tag on a plain-HTTP registry). */
+export async function pushImage(source: string, dest: string): Promise<void> {
+  if (!(await imageExists(source))) {
+    throw new Error(`${source} is not in podman's storage: run test/container/build-image.sh first`);
+  }
+  await must('skopeo', [
+    'copy',
+    '-q',
+    '--dest-tls-verify=false',
+    `containers-storage:${source}`,
+    `docker://${dest}`,
+  ]);
 }
 
 /** Writes `ref` from podman's storage to <dir>/<name>.tar as an OCI archive; returns the path. */

@@ -15,10 +15,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type ControlPlane, startControlPlane } from '../../e2e/harness/controlplane.ts';
 import { type ManagedProcess, sleep } from '../../e2e/harness/processes.ts';
+import { ensureReleaseTools, type Registry, startRegistry } from '../../release/tools.ts';
 import { Containerd, PAUSE_IMAGE, prepareContainerd } from './containerd.ts';
 import { Controllers } from './controllers.ts';
 import { ensureSystemBus, stopSystemBus } from './dbus.ts';
-import { AGENT_IMAGE, ensurePauseImage, saveImage } from './images.ts';
+import { AGENT_SOURCE, ensurePauseImage, pushImage, saveImage } from './images.ts';
 import { Kubelet, prepareKubelet } from './kubelet.ts';
 import { removeLeftovers, unmountUnder } from './leftovers.ts';
 import { createBridge, deleteBridge, NODE_IP, SERVICE_RANGE } from './network.ts';
@@ -34,9 +35,11 @@ export interface NodeCluster {
   containerd: Containerd;
   kubelet: Kubelet;
   workDir: string;
+  /** The agent image as the kubelet pulls it: <registry on 127.0.0.1>/node-problem-detector:ci. */
+  agentImage: string;
   kubectl(args: string[], input?: string): Promise<string>;
   kubectlResult(args: string[], input?: string): ReturnType<ControlPlane['kubectlResult']>;
-  /** Tags the agent image again in containerd (a second tag for a rolling update). */
+  /** Pushes the agent image under a second tag (for a rolling update); returns its reference. */
   tagAgentImage(tag: string): Promise<string>;
   stop(opts?: { failed?: boolean }): Promise<void>;
 }
@@ -63,15 +66,18 @@ async function waitNodeReady(cp: ControlPlane, timeoutMs: number): Promise<void>
   throw new Error(`node ${NODE_NAME} not Ready after ${timeoutMs} ms (${last})`);
 }
 
-async function startRuntime(workDir: string): Promise<Containerd> {
-  const containerd = new Containerd(prepareContainerd(workDir));
+function agentRef(registry: Registry, tag: string): string {
+  return `${registry.host}/node-problem-detector:${tag}`;
+}
+
+async function startRuntime(workDir: string, registry: Registry): Promise<Containerd> {
+  await pushImage(AGENT_SOURCE, agentRef(registry, 'ci'));
+  const containerd = new Containerd(prepareContainerd(workDir, registry.host));
   await containerd.start();
   await ensurePauseImage();
-  for (const ref of [PAUSE_IMAGE, AGENT_IMAGE]) {
-    const archive = await saveImage(ref, workDir);
-    await containerd.importArchive(archive, ref);
-    fs.rmSync(archive, { force: true });
-  }
+  const archive = await saveImage(PAUSE_IMAGE, workDir);
+  await containerd.importArchive(archive, PAUSE_IMAGE);
+  fs.rmSync(archive, { force: true });
   return containerd;
 }
 
@@ -94,7 +100,8 @@ export async function startNodeCluster(): Promise<NodeCluster> {
     const b = cp.binaries;
     if (!b.kubelet || !b.kubeControllerManager || !b.kubeScheduler)
       throw new Error('build.sh gave no node binaries');
-    parts.containerd = await startRuntime(cp.workDir);
+    parts.registry = await startRegistry((await ensureReleaseTools()).crane);
+    parts.containerd = await startRuntime(cp.workDir, parts.registry);
     parts.controllers = new Controllers({
       workDir: cp.workDir,
       controllerManager: b.kubeControllerManager,
@@ -123,6 +130,7 @@ interface Parts {
   kubelet?: Kubelet;
   controllers?: Controllers;
   dbus?: ManagedProcess | undefined;
+  registry?: Registry;
 }
 type Running = Required<Omit<Parts, 'dbus'>> & Parts;
 
@@ -133,11 +141,12 @@ function nodeClusterObject(cp: ControlPlane, parts: Running): NodeCluster {
     containerd: parts.containerd,
     kubelet: parts.kubelet,
     workDir: cp.workDir,
+    agentImage: agentRef(parts.registry, 'ci'),
     kubectl: (args, input) => cp.kubectl(args, input === undefined ? {} : { input }),
     kubectlResult: (args, input) => cp.kubectlResult(args, input === undefined ? {} : { input }),
     async tagAgentImage(tag) {
-      const ref = `${AGENT_IMAGE.replace(/:[^:/]+$/, '')}:${tag}`;
-      await parts.containerd.ctr(['images', 'tag', '--force', AGENT_IMAGE, ref]);
+      const ref = agentRef(parts.registry, tag);
+      await pushImage(AGENT_SOURCE, ref);
       return ref;
     },
     stop: (opts = {}) => stopParts(cp, parts, opts.failed === true),
@@ -170,6 +179,7 @@ async function stopParts(cp: ControlPlane, parts: Parts, failed: boolean): Promi
   if (parts.containerd) await attempt(() => (parts.containerd as Containerd).stopAll());
   if (parts.controllers) await attempt(() => (parts.controllers as Controllers).stop());
   await attempt(() => stopSystemBus(parts.dbus));
+  if (parts.registry) await attempt(() => (parts.registry as Registry).stop());
   await attempt(() => unmountUnder(cp.workDir));
   await attempt(() => cp.stop({ failed: failed || errors.length > 0 }));
   await attempt(deleteBridge);
