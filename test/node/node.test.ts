@@ -20,7 +20,13 @@ import { waitFor } from '../support/agent-process.ts';
 import { NODE_IP } from './harness/network.ts';
 import { type NodeCluster, startNodeCluster } from './harness/node-cluster.ts';
 import { helmBinary, helmInstall, helmUpgrade } from './helm.ts';
-import { checkIdentity, checkStartedByKubelet, nodeView, survivesKubeletUpdates } from './install.ts';
+import {
+  checkIdentity,
+  checkPulledFromRegistry,
+  checkStartedByKubelet,
+  nodeView,
+  survivesKubeletUpdates,
+} from './install.ts';
 import { chartJournal, journalOnTheNode } from './journal.ts';
 import { checkRotation, watchRestarts } from './lifecycle.ts';
 import { formatLoad, loadPod } from './load.ts';
@@ -68,7 +74,7 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     { timeout: 180_000 },
   );
 
-  test('kubectl apply -k deploy/base + image: Running and Ready through the kubelet probes; start-up in logs', {
+  test('kubectl apply -k deploy/base + image: pulled from the registry, Running and Ready through the kubelet probes; start-up in logs', {
     timeout: 300_000,
   }, async () => {
     await node.kubectl([
@@ -78,6 +84,7 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
     ]);
     await waitRollout(node);
     pod = await readyAgentPod(node);
+    await checkPulledFromRegistry(node, pod);
     await checkStartedByKubelet(node, pod);
   });
 
