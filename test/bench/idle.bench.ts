@@ -79,6 +79,8 @@ const FLAG_SETS: readonly (readonly string[])[] = [
   ['--lite-mode'],
   ['--max-semi-space-size=1', '--single-threaded-gc', '--v8-pool-size=1'],
   ['--max-semi-space-size=1', '--single-threaded-gc', '--v8-pool-size=1', '--lite-mode'],
+  // A V8 flag NODE_OPTIONS refuses: it would go on the image's command line (BENCHMARKS f., issue 28).
+  ['--max-semi-space-size=1', '--optimize-for-size'],
 ];
 
 async function idleRun(flags: readonly string[], settleMs: number, windowMs: number): Promise<string> {
