@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { kmsg, marker } from '../e2e/support.ts';
 import { waitFor } from '../support/agent-process.ts';
 import type { NodeCluster } from './harness/node-cluster.ts';
-import { type AgentPod, agentLogs, describeNode, NS, nodeConditions, nodeEvents } from './support.ts';
+import {
+  type AgentPod,
+  agentLogs,
+  describeNode,
+  NS,
+  nodeConditions,
+  nodeEvents,
+  splitImageRef,
+} from './support.ts';
 
 export const SA_USER = 'system:serviceaccount:kube-system:node-problem-detector';
 
@@ -46,8 +54,7 @@ export async function checkStartedByKubelet(node: NodeCluster, pod: AgentPod): P
 export async function checkPulledFromRegistry(node: NodeCluster, pod: AgentPod): Promise<void> {
   const status = JSON.parse(await node.kubectl(['-n', NS, 'get', 'pod', pod.name, '-o', 'json'])).status;
   const imageID: string = status.containerStatuses[0].imageID;
-  const at = node.agentImage.lastIndexOf(':');
-  const [repo, tag] = [node.agentImage.slice(0, at), node.agentImage.slice(at + 1)];
+  const { repo, tag } = splitImageRef(node.agentImage);
   const slash = repo.indexOf('/');
   const r = await fetch(`http://${repo.slice(0, slash)}/v2/${repo.slice(slash + 1)}/manifests/${tag}`, {
     method: 'HEAD',
@@ -68,7 +75,8 @@ export async function checkPulledFromRegistry(node: NodeCluster, pod: AgentPod):
     '-o',
     'jsonpath={.items[*].message}',
   ]);
-  assert.match(events, new RegExp(`Successfully pulled image "${node.agentImage.replace(/[.]/g, '\\.')}"`));
+  const pulled = `Successfully pulled image "${node.agentImage}"`;
+  assert.ok(events.includes(pulled), `no "${pulled}" in the Pulled events: ${events}`);
 }
 
 /** Writes an XFS shutdown and an OOM kill; returns the marker once both show in kubectl. */

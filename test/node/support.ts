@@ -26,8 +26,14 @@ export interface AgentPod {
 
 /** The image override a user writes: `kustomize edit set image node-problem-detector=<ref>`. */
 export function imageOverride(ref: string): { name: string; newName: string; newTag: string } {
+  const { repo, tag } = splitImageRef(ref);
+  return { name: 'node-problem-detector', newName: repo, newTag: tag };
+}
+
+/** `host[:port]/path:tag` split at the tag's colon, the last one: the tag is required. */
+export function splitImageRef(ref: string): { repo: string; tag: string } {
   const at = ref.lastIndexOf(':');
-  return { name: 'node-problem-detector', newName: ref.slice(0, at), newTag: ref.slice(at + 1) };
+  return { repo: ref.slice(0, at), tag: ref.slice(at + 1) };
 }
 
 /**

@@ -23,6 +23,12 @@ async function imageExists(ref: string): Promise<boolean> {
   return (await run('podman', ['image', 'exists', ref])).code === 0;
 }
 
+async function requireImage(ref: string): Promise<void> {
+  if (!(await imageExists(ref))) {
+    throw new Error(`${ref} is not in podman's storage: run test/container/build-image.sh first`);
+  }
+}
+
 /** The pause image: build-image.sh's Debian base with a command that waits forever. */
 export async function ensurePauseImage(): Promise<void> {
   if (await imageExists(PAUSE_IMAGE)) return;
@@ -49,9 +55,7 @@ export async function ensurePauseImage(): Promise<void> {
 
 /** Pushes `source` from podman's storage to `dest` (host:port/name:tag on a plain-HTTP registry). */
 export async function pushImage(source: string, dest: string): Promise<void> {
-  if (!(await imageExists(source))) {
-    throw new Error(`${source} is not in podman's storage: run test/container/build-image.sh first`);
-  }
+  await requireImage(source);
   await must('skopeo', [
     'copy',
     '-q',
@@ -63,9 +67,7 @@ export async function pushImage(source: string, dest: string): Promise<void> {
 
 /** Writes `ref` from podman's storage to <dir>/<name>.tar as an OCI archive; returns the path. */
 export async function saveImage(ref: string, dir: string): Promise<string> {
-  if (!(await imageExists(ref))) {
-    throw new Error(`${ref} is not in podman's storage: run test/container/build-image.sh first`);
-  }
+  await requireImage(ref);
   const file = path.join(dir, `${ref.replace(/[^A-Za-z0-9.-]/g, '_')}.tar`);
   await must('podman', ['save', '--format', 'oci-archive', '-o', file, ref]);
   return file;
