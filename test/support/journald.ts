@@ -139,10 +139,15 @@ export class TestJournal {
     this.proc = undefined;
   }
 
+  /** Sends journald a signal: SIGSTOP and SIGCONT make it a busy machine's journald that reads late. */
+  signal(signal: NodeJS.Signals): void {
+    process.kill(this.pid, signal);
+  }
+
   /** SIGUSR2: journald closes its files and starts new ones, as `journalctl --rotate` asks it to. */
   async rotate(): Promise<void> {
     const before = this.files().length;
-    process.kill(this.pid, 'SIGUSR2');
+    this.signal('SIGUSR2');
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline && this.files().length <= before) await sleep(100);
     if (this.files().length <= before) throw new Error('journald did not rotate');
@@ -156,7 +161,8 @@ export class TestJournal {
 
   /**
    * One entry per message, as `<unit>`'s output under `identifier` (systemd-cat -t), priority `level`.
-   * The writer joins the unit's cgroup first, so journald records _SYSTEMD_UNIT=<unit>.
+   * The writer joins the unit's cgroup first, so journald records _SYSTEMD_UNIT=<unit>. Returns once
+   * journald has stored every entry with that unit.
    */
   async write(unit: string, identifier: string, messages: readonly string[], level = 'info'): Promise<void> {
     for (const root of CGROUP_ROOTS) {
@@ -164,13 +170,25 @@ export class TestJournal {
       const first = fs.mkdirSync(leaf, { recursive: true });
       if (first) this.made.push(...(first === leaf ? [leaf] : [first, leaf]));
     }
+    const match = [`_SYSTEMD_UNIT=${unit}`, `SYSLOG_IDENTIFIER=${identifier}`];
+    const before = await this.stored(match);
+    const release = path.join(this.workDir, `release-${randomBytes(4).toString('hex')}`);
     const join = CGROUP_ROOTS.map((r) => `echo $$ > ${path.join(r, 'system.slice', unit, 'cgroup.procs')}`);
-    // journald reads a stream's unit from its writer's cgroup when the lines arrive: a writer that
-    // has already exited leaves the entries without _SYSTEMD_UNIT, so systemd-cat stays a second.
-    const cmd = [...join, `(cat; sleep 1) | systemd-cat -t ${identifier} -p ${level}`].join('; ');
-    const r = await run('nsenter', ['-t', String(this.pid), '-m', 'sh', '-c', cmd], {
+    // journald reads a stream's unit from its writer's /proc when it takes the first line, however
+    // late that is on a busy machine: a writer gone by then leaves entries without _SYSTEMD_UNIT. So
+    // the stream stays open until journald has stored them all, then the release file ends it.
+    const hold = `while [ ! -e ${release} ]; do sleep 0.05; done`;
+    const cmd = [...join, `(cat; ${hold}) | systemd-cat -t ${identifier} -p ${level}`].join('; ');
+    const writer = run('nsenter', ['-t', String(this.pid), '-m', 'sh', '-c', cmd], {
       input: `${messages.join('\n')}\n`,
     });
+    try {
+      await this.waitForStored(match, before + messages.length, `${unit} entries`, writer);
+    } finally {
+      fs.writeFileSync(release, '');
+    }
+    const r = await writer;
+    fs.rmSync(release, { force: true });
     if (r.code !== 0) throw new Error(`systemd-cat exited ${r.code}: ${r.stderr}`);
   }
 
@@ -194,21 +212,38 @@ export class TestJournal {
         fs.closeSync(fd);
       }
       this.kernelWritten++;
-      await this.waitForKernelEntries(this.kernelWritten);
+      await this.waitForStored(['_TRANSPORT=kernel'], this.kernelWritten, 'kernel records');
     }
   }
 
-  private async waitForKernelEntries(count: number): Promise<void> {
-    const deadline = Date.now() + 10_000;
+  /** How many stored entries of this journal match every `FIELD=value` in `match`. */
+  private async stored(match: readonly string[]): Promise<number> {
+    const r = await run('journalctl', [`--directory=${this.directory}`, '--output=cat', ...match]);
+    return r.stdout.split('\n').filter((l) => l !== '').length;
+  }
+
+  /** Waits until `count` entries match; a `writer` that exits non-zero meanwhile ends the wait. */
+  private async waitForStored(
+    match: readonly string[],
+    count: number,
+    what: string,
+    writer?: Promise<{ code: number; stderr: string }>,
+  ): Promise<void> {
+    let failed: string | undefined;
+    writer?.then(
+      (r) => {
+        if (r.code !== 0) failed = `exited ${r.code}: ${r.stderr}`;
+      },
+      (err: unknown) => {
+        failed = String(err);
+      },
+    );
+    const deadline = Date.now() + 15_000;
     for (;;) {
-      const r = await run('journalctl', [
-        `--directory=${this.directory}`,
-        '--output=cat',
-        '_TRANSPORT=kernel',
-      ]);
-      const stored = r.stdout.split('\n').filter((l) => l !== '').length;
+      const stored = await this.stored(match);
       if (stored >= count) return;
-      if (Date.now() > deadline) throw new Error(`journald stored ${stored} of ${count} kernel records`);
+      if (failed) throw new Error(`the writer of ${what} ${failed}`);
+      if (Date.now() > deadline) throw new Error(`journald stored ${stored} of ${count} ${what}`);
       await sleep(20);
     }
   }

@@ -164,3 +164,30 @@ it('a real systemd-journald: entries across a rotation and a journald restart ar
   assert.equal(journal.files().length, 2, 'the rotation left an archived file beside the active one');
   assert.deepEqual(source.health(), { up: true, healthy: true });
 });
+
+it("a journald that reads late still records the writer's unit: TestJournal.write holds its stream", {
+  skip: testJournalUnavailable() ?? false,
+  timeout: 60_000,
+}, async (t) => {
+  const journal = new TestJournal(tempDir(t));
+  t.after(async () => {
+    if (journal.running) journal.signal('SIGCONT');
+    await journal.stop();
+    journal.cleanup();
+  });
+  await journal.start();
+  const unit = `npd-test-${randomBytes(4).toString('hex')}.service`;
+  // Stopped for longer than a fixed one-second hold: journald takes the unit from the writer's /proc
+  // when it reads the stream, so the writer must still be there then.
+  journal.signal('SIGSTOP');
+  const written = journal.write(unit, 'kubelet', ['late']);
+  await sleep(2500);
+  journal.signal('SIGCONT');
+  await written;
+  const r = spawnSync('journalctl', [
+    `--directory=${journal.directory}`,
+    '--output=cat',
+    `_SYSTEMD_UNIT=${unit}`,
+  ]);
+  assert.equal(r.stdout.toString(), 'late\n');
+});
