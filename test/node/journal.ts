@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { metricValue, waitFor } from '../support/agent-process.ts';
 import { TestJournal } from '../support/journald.ts';
 import type { NodeCluster } from './harness/node-cluster.ts';
-import { agentPods, describeNode, NS, nodeEvents, REPO, readyAgentPod } from './support.ts';
+import { agentLogs, agentPods, describeNode, NS, nodeEvents, REPO, readyAgentPod } from './support.ts';
 
 interface CorpusCase {
   readonly text: string;
@@ -111,7 +111,11 @@ async function podRestartResumes(node: NodeCluster, journal: TestJournal, writte
   await journal.write('containerd.service', 'containerd', [during]);
   const next = await readyAgentPod(node);
   assert.notEqual(next.uid, old.uid);
-  await waitFor(async () => (await eventsAbout(node, [during])).length > 0, 90_000);
+  await explained(
+    node,
+    next,
+    waitFor(async () => (await eventsAbout(node, [during])).length > 0, 90_000),
+  );
   // The new pod's replay is done well within this; anything sent again would show by then.
   await sleep(20_000);
   assert.deepEqual(await eventsAbout(node, [during]), ['ContainerdSnapshotterError x1']);
@@ -122,6 +126,21 @@ async function podRestartResumes(node: NodeCluster, journal: TestJournal, writte
     'npd_log_lines_read_total{source="containerd-monitor"}',
   );
   assert.ok((read ?? 0) >= 3, `the new pod read ${read} containerd lines`);
+}
+
+/** A failed wait on `pod`'s work, with the pod's log tail and its containerd-monitor and event metrics. */
+async function explained(node: NodeCluster, pod: { name: string; podIP: string }, wait: Promise<void>) {
+  try {
+    await wait;
+  } catch (err) {
+    const logs = await agentLogs(node, pod.name).catch((e: unknown) => String(e));
+    const metrics = await fetch(`http://${pod.podIP}:20257/metrics`)
+      .then((r) => r.text())
+      .catch((e: unknown) => String(e));
+    const relevant = metrics.split('\n').filter((l) => /containerd-monitor|^npd_event/.test(l));
+    const detail = [`pod ${pod.name} log tail:`, logs.slice(-6000), 'metrics:', ...relevant].join('\n');
+    throw new Error(`${(err as Error).message}\n${detail}`);
+  }
 }
 
 /**
