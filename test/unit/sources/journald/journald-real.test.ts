@@ -112,6 +112,18 @@ async function viaExportedFixture(t: TestContext): Promise<void> {
   assert.equal(colour[0]?.message, '\u001b[31mError\u001b[0m: containerd down');
 }
 
+/** A test journald, stopped (resumed first if a test left it stopped) and removed after the test. */
+async function startedJournal(t: TestContext): Promise<TestJournal> {
+  const journal = new TestJournal(tempDir(t));
+  t.after(async () => {
+    if (journal.running) journal.signal('SIGCONT');
+    await journal.stop();
+    journal.cleanup();
+  });
+  await journal.start();
+  return journal;
+}
+
 it('reads the real journal when a journald is running, else an exported fixture', async (t) => {
   if (!hasJournalctl()) {
     t.skip('no journalctl on this machine');
@@ -134,12 +146,7 @@ it('a real systemd-journald: entries across a rotation and a journald restart ar
   skip: testJournalUnavailable() ?? false,
   timeout: 90_000,
 }, async (t) => {
-  const journal = new TestJournal(tempDir(t));
-  t.after(async () => {
-    await journal.stop();
-    journal.cleanup();
-  });
-  await journal.start();
+  const journal = await startedJournal(t);
   const unit = `npd-test-${randomBytes(4).toString('hex')}.service`;
   const deps = makeDeps(systemClock, '/');
   const source = createJournaldSource(logConfig({ pluginConfig: { unit }, lookbackMs: MINUTE }), deps);
@@ -169,13 +176,7 @@ it("a journald that reads late still records the writer's unit: TestJournal.writ
   skip: testJournalUnavailable() ?? false,
   timeout: 60_000,
 }, async (t) => {
-  const journal = new TestJournal(tempDir(t));
-  t.after(async () => {
-    if (journal.running) journal.signal('SIGCONT');
-    await journal.stop();
-    journal.cleanup();
-  });
-  await journal.start();
+  const journal = await startedJournal(t);
   const unit = `npd-test-${randomBytes(4).toString('hex')}.service`;
   // Stopped for longer than a fixed one-second hold: journald takes the unit from the writer's /proc
   // when it reads the stream, so the writer must still be there then.
