@@ -1,3 +1,4 @@
+import { keepTransition } from '../core/transition.ts';
 import type { Condition, ConditionStatus } from '../core/types.ts';
 
 const SEVERITY: Readonly<Record<ConditionStatus, number>> = { True: 2, Unknown: 1, False: 0 };
@@ -6,9 +7,13 @@ const SEVERITY: Readonly<Record<ConditionStatus, number>> = { True: 2, Unknown: 
  * Several monitors reporting one condition type (opted in with `aggregate: true`): worst status
  * wins (True over Unknown over False), and among equals the source that sorts first supplies the
  * reason and message, so the result never depends on which monitor spoke last (NPD #566, #664).
+ * Its transition time moves only when the resolved status does, to the time of the report that moved
+ * it: another monitor taking over a True condition with its own reason does not restart a repair
+ * controller's clock.
  */
 export class ConditionAggregator {
   private readonly byType = new Map<string, Map<string, Condition>>();
+  private readonly resolved = new Map<string, Condition>();
 
   /** Returns the resolved condition for this type after taking the source's latest value. */
   update(source: string, condition: Condition): Condition {
@@ -18,7 +23,12 @@ export class ConditionAggregator {
       this.byType.set(condition.type, entries);
     }
     entries.set(source, condition);
-    return resolve(entries);
+    const prev = this.resolved.get(condition.type);
+    let next = keepTransition(prev, resolve(entries));
+    // The resolved status changed with this report, so now is when: the winner's own time may be older.
+    if (prev && prev.status !== next.status) next = { ...next, transition: condition.transition };
+    this.resolved.set(condition.type, next);
+    return next;
   }
 }
 

@@ -1,3 +1,4 @@
+import { keepTransition } from '../core/transition.ts';
 import type { Condition } from '../core/types.ts';
 import type { ConditionConfig } from './config.ts';
 
@@ -28,8 +29,10 @@ export class ConditionTable {
     return this.defaults.entries();
   }
 
+  /** Takes a monitor's new value; its transition time moves only when the status does. */
   set(condition: Condition): void {
-    if (this.state.has(condition.type)) this.state.set(condition.type, condition);
+    const current = this.state.get(condition.type);
+    if (current) this.state.set(condition.type, keepTransition(current, condition));
   }
 
   all(): Condition[] {
@@ -42,8 +45,18 @@ export class ConditionTable {
    */
   restore(condition: Condition, force = false): void {
     const current = this.state.get(condition.type);
-    if (current && (force || (current.status === 'False' && current.transition === this.startedAt))) {
+    if (!current) return;
+    if (force || (current.status === 'False' && current.transition === this.startedAt)) {
       this.state.set(condition.type, condition);
+    } else if (
+      current.status === 'True' &&
+      condition.status === 'True' &&
+      condition.transition < current.transition
+    ) {
+      // A lookback replay re-raised what the Node already showed True from this boot (ownership
+      // offers no other): the problem has held since the Node's older transition, so that clock
+      // stands and a restart does not postpone a repair.
+      this.state.set(condition.type, { ...current, transition: condition.transition });
     }
   }
 }

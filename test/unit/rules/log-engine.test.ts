@@ -96,7 +96,7 @@ describe('LogRuleEngine (NPD system-log-monitor, npd.md §4.1)', () => {
     assert.equal(r?.status.conditions[0]?.transition, T0 + 1);
   });
 
-  it('ignores the same reason again (message and transition unchanged), but reports a different reason', () => {
+  it('ignores the same reason again (message and transition unchanged), but reports a different reason and keeps its transition', () => {
     const other: LogRuleConfig = {
       type: 'permanent',
       condition: 'KernelDeadlock',
@@ -116,10 +116,11 @@ describe('LogRuleEngine (NPD system-log-monitor, npd.md §4.1)', () => {
     const r = e.process(line('other hang 9', T0 + 3));
     assert.equal(r?.status.events.length, 1);
     assert.equal(r?.status.events[0]?.reason, 'OtherHung');
+    // Issue 39: the status held, so lastTransitionTime (a repair controller's clock) stays.
     assert.deepEqual(r?.status.conditions[0], {
       type: 'KernelDeadlock',
       status: 'True',
-      transition: T0 + 3,
+      transition: T0 + 1,
       reason: 'OtherHung',
       message: 'other hang 9',
     });

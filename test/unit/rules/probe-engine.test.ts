@@ -117,14 +117,14 @@ describe('ProbeRuleEngine (NPD custom-plugin-monitor, npd.md §2.2)', () => {
     assert.equal(toFalse.status.events.length, 1);
   });
 
-  it('4. True → True with another reason updates and emits an event', () => {
+  it('4. True → True with another reason updates and emits an event, and keeps the transition', () => {
     const e = engine();
     e.apply([result('NonOK', 'down')], T0 + 1);
     const r = e.apply([result('NonOK', 'drifting', { ...PERM, reason: 'NTPDrift' })], T0 + 2);
     assert.deepEqual(r.status.conditions[0], {
       type: 'NTPProblem',
       status: 'True',
-      transition: T0 + 2,
+      transition: T0 + 1,
       reason: 'NTPDrift',
       message: 'drifting',
     });
@@ -153,7 +153,7 @@ describe('ProbeRuleEngine (NPD custom-plugin-monitor, npd.md §2.2)', () => {
     assert.deepEqual(changed.status.conditions[0], {
       type: 'NTPProblem',
       status: 'True',
-      transition: T0 + 2,
+      transition: T0 + 1,
       reason: 'NTPIsDown',
       message: 'down 2',
     });
