@@ -3,6 +3,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import { SampledWarning } from '../../core/sampled-warning.ts';
 import type { LineSplitter } from '../lines.ts';
+import { isCopyOf, type ReadSoFar } from './copytruncate.ts';
 import { type OpenFile, openedFile } from './rotated.ts';
 import { type FileId, type Sibling, sameFile, type TailFs } from './tail-fs.ts';
 
@@ -57,12 +58,21 @@ export class SeenFiles {
   /** Files beside the path that no look has seen, oldest first; from now on all of them count as seen. */
   unseen(known: readonly FileId[]): Sibling[] {
     const listed = this.siblings();
-    // Held open, so their inode numbers cannot have been given to another file.
-    const held = new Set(known.map(key));
-    const fresh = listed.filter((s) => !this.wasSeen(s.id) && !held.has(key(s.id)));
+    const fresh = this.fresh(listed, known);
     this.seen = new Map();
     for (const id of [...listed.map((s) => s.id), ...known]) this.see(id);
     return fresh.sort((a, b) => a.mtimeMs - b.mtimeMs);
+  }
+
+  /** Files beside the path that no look has seen, as `unseen`, but none is marked seen. */
+  unread(known: readonly FileId[]): Sibling[] {
+    return this.fresh(this.siblings(), known);
+  }
+
+  private fresh(listed: readonly Sibling[], known: readonly FileId[]): Sibling[] {
+    // Held open, so their inode numbers cannot have been given to another file.
+    const held = new Set(known.map(key));
+    return listed.filter((s) => !this.wasSeen(s.id) && !held.has(key(s.id)));
   }
 
   /**
@@ -133,6 +143,30 @@ export class SkippedFiles {
   /** Stopped: the next start reads the path afresh, so what is beside it then is older again. */
   reset(): void {
     this.baselined = false;
+  }
+
+  /**
+   * The copy copytruncate made of a file just found truncated (`read`: what was read of it), if one is
+   * beside the path: opened where reading had reached, with `splitter` (the half line read last), and
+   * seen from now on, so no later look reads it again as a skipped file. `held`: the files open now.
+   */
+  copyOf(read: ReadSoFar, held: readonly FileId[], splitter: LineSplitter): OpenFile | undefined {
+    if (!this.baselined) return undefined;
+    for (const s of this.seen.unread(held)) {
+      let fd: number | undefined;
+      try {
+        fd = this.deps.fs.openSync(s.path);
+        const id = this.deps.fs.fstatSync(fd);
+        if (sameFile(id, s.id) && isCopyOf(this.deps.fs, fd, id.size, read)) {
+          this.seen.see(id);
+          return openedFile(fd, id, this.deps.clock.now(), splitter, read);
+        }
+      } catch {
+        // Unreadable now: the next look counts it, as a skipped file.
+      }
+      if (fd !== undefined) this.deps.fs.closeSync(fd);
+    }
+    return undefined;
   }
 
   private adopt(path: string, listed: FileId): void {

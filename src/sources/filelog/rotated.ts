@@ -14,7 +14,10 @@ export interface OpenFile {
   atEof: boolean;
   /** The last bytes before `offset`, to notice a file rewritten in place past our offset. */
   tail: Buffer;
-  readonly splitter: LineSplitter;
+  /** The file's first bytes (HEAD_BYTES at most): with `tail`, what tells a copy of it. */
+  head: Buffer;
+  /** Replaced when a copy of the file takes over its pending half line (copytruncate). */
+  splitter: LineSplitter;
   lastDataAt: number;
 }
 
@@ -24,7 +27,7 @@ export function openedFile(
   id: FileId,
   now: number,
   splitter: LineSplitter,
-  resume?: { readonly offset: number; readonly tail: Buffer },
+  resume?: { readonly offset: number; readonly tail: Buffer; readonly head: Buffer },
 ): OpenFile {
   const offset = resume?.offset ?? 0;
   return {
@@ -34,6 +37,7 @@ export function openedFile(
     size: offset,
     atEof: false,
     tail: resume?.tail ?? Buffer.alloc(0),
+    head: resume?.head ?? Buffer.alloc(0),
     splitter,
     lastDataAt: now,
   };

@@ -3,6 +3,7 @@ import { backoffMs } from '../../core/backoff.ts';
 import type { TimerHandle } from '../../core/clock.ts';
 import type { MonitorHealth } from '../../core/types.ts';
 import { LineSplitter, type SplitLine } from '../lines.ts';
+import { grownHead, rewritten } from './copytruncate.ts';
 import { SkippedFiles } from './missed.ts';
 import { type OpenFile, openedFile, RotatedFiles } from './rotated.ts';
 import { type FileId, nodeTailFs, nodeWatch, sameFile, type TailFs } from './tail-fs.ts';
@@ -38,7 +39,7 @@ export class FileTail {
   private detail = 'not started';
   private failures = 0;
   /** Where reading stopped when the fd was closed after an error, to resume the same file there. */
-  private resume: { id: FileId; offset: number; tail: Buffer; splitter: LineSplitter } | undefined;
+  private resume: Pick<OpenFile, 'id' | 'offset' | 'tail' | 'head' | 'splitter'> | undefined;
 
   constructor(opts: FileTailOptions) {
     this.opts = opts;
@@ -138,7 +139,7 @@ export class FileTail {
    * file is read (first, and to its end) by the rotated set; the new one is opened at once.
    */
   private follow(f: OpenFile, lines: SplitLine[], budget: number): number {
-    if (this.rewritten(f)) this.restartAtZero(f, lines);
+    if (rewritten(this.fs, f) && this.restartAtZero(f, lines)) return 0;
     let now: FileId | undefined;
     try {
       now = this.fs.statSync(this.opts.path);
@@ -177,6 +178,7 @@ export class FileTail {
       f.splitter.push(chunk, lines);
       const joined = n >= SIGNATURE_BYTES ? chunk : Buffer.concat([f.tail, chunk]);
       f.tail = Buffer.from(joined.subarray(Math.max(0, joined.length - SIGNATURE_BYTES)));
+      f.head = grownHead(f.head, f.offset, chunk);
       f.offset += n;
       f.size = Math.max(f.size, f.offset);
       left -= n;
@@ -186,30 +188,24 @@ export class FileTail {
   }
 
   /**
-   * Truncated (copytruncate), or rewritten in place and already grown past our offset: then the bytes
-   * just before the offset are no longer the ones we read.
+   * Returns whether a copy of the file (copytruncate's) holding bytes not read yet was queued: it is
+   * older than what the path holds now, so it is read first, on the next slice.
    */
-  private rewritten(f: OpenFile): boolean {
-    const { size } = this.fs.fstatSync(f.fd);
-    // Smaller than it was: truncated, also when nothing of it was read yet (offset 0, no signature).
-    if (size < f.offset || size < f.size) return true;
-    if (size > f.offset && f.tail.length > 0) {
-      const probe = Buffer.alloc(f.tail.length);
-      const n = this.fs.readSync(f.fd, probe, probe.length, f.offset - probe.length);
-      if (n !== probe.length || !probe.equals(f.tail)) return true;
-    }
-    f.size = Math.max(f.size, size);
-    return false;
-  }
-
-  private restartAtZero(f: OpenFile, lines: SplitLine[]): void {
+  private restartAtZero(f: OpenFile, lines: SplitLine[]): boolean {
     this.opts.onEvent?.('truncate');
     this.opts.logger.info(
       { path: this.opts.path, offset: f.offset },
       'log file truncated; reading from the start',
     );
-    // What was there past our offset when we last looked is gone unread (copytruncate while behind).
-    const lost = f.size - f.offset;
+    // Its copy is no file rotated past unseen (it holds lines read already); read on where we stopped.
+    const copy = this.skipped?.copyOf(f, [...this.rotated.ids, f.id], f.splitter);
+    const queued = copy !== undefined && copy.id.size > f.offset;
+    if (queued) {
+      this.rotated.add(copy);
+      f.splitter = this.splitter();
+    } else if (copy) this.close(copy);
+    // What was there past our offset when we last looked, and is in no copy, is gone unread.
+    const lost = f.size - Math.max(f.offset, copy?.id.size ?? 0);
     if (lost > 0) {
       this.opts.onLost?.(lost);
       this.opts.logger.warn({ path: this.opts.path, bytes: lost }, 'log file truncated before it was read');
@@ -221,6 +217,8 @@ export class FileTail {
     f.offset = 0;
     f.size = 0;
     f.tail = Buffer.alloc(0);
+    f.head = Buffer.alloc(0);
+    return queued;
   }
 
   /** Closes the file (remembering where it stopped) and returns the backoff delay. */
@@ -228,7 +226,7 @@ export class FileTail {
     const f = this.current;
     this.opts.onEvent?.(f ? 'read_error' : 'open_error');
     if (f) {
-      this.resume = { id: f.id, offset: f.offset, tail: f.tail, splitter: f.splitter };
+      this.resume = { id: f.id, offset: f.offset, tail: f.tail, head: f.head, splitter: f.splitter };
       this.close(f);
       this.current = undefined;
     }

@@ -35,26 +35,36 @@ describe('FileTail behind the writer', () => {
     assert.equal(h.lost(), 0);
   });
 
-  it('counts the unread bytes of a file truncated under it (copytruncate while behind)', (t) => {
-    const h = follow(t, {
-      maxBytesPerTick: 5 * LINE_BYTES,
-      atStat: {
-        // The start of the third slice: 10 of a's 100 lines have been read.
-        4: (path) => {
-          copyFileSync(path, `${path}.1`);
-          truncateSync(path, 0);
-          appendFileSync(path, lines('b', 20));
-        },
-      },
-    });
+  // The start of the third slice, when 10 of a's 100 lines have been read: a truncation, after a copy
+  // of the file beside the path (copytruncate) or with no copy.
+  const truncatedAt3 = (copy: boolean) => ({
+    4: (path: string) => {
+      if (copy) copyFileSync(path, `${path}.1`);
+      truncateSync(path, 0);
+      appendFileSync(path, lines('b', 20));
+    },
+  });
+
+  it('counts the unread bytes of a file truncated under it with no copy left beside it', (t) => {
+    const h = follow(t, { maxBytesPerTick: 5 * LINE_BYTES, atStat: truncatedAt3(false) });
     writeFileSync(h.path, lines('a', 100));
     h.tail.start();
     for (let i = 0; i < 50; i++) h.clock.advance(250);
-    const b = h.got.filter((l) => l.startsWith('b-')).length;
-    assert.equal(b, 20, 'the new content is read from its start');
-    const a = h.got.filter((l) => l.startsWith('a-')).length;
-    assert.equal(a, 10, 'a was read up to the truncation');
-    assert.equal(a + h.lost() / LINE_BYTES, 100, `read ${a} of a, lost ${h.lost()} bytes`);
+    assert.equal(h.count('b'), 20, 'the new content is read from its start');
+    assert.equal(h.count('a'), 10, 'a was read up to the truncation');
+    assert.equal(h.lost(), 90 * LINE_BYTES);
+  });
+
+  it('copytruncate while behind: reads the rest from the copy, once, before the new content', (t) => {
+    const h = follow(t, { maxBytesPerTick: 5 * LINE_BYTES, atStat: truncatedAt3(true) });
+    writeFileSync(h.path, lines('a', 100));
+    h.tail.start();
+    for (let i = 0; i < 50; i++) h.clock.advance(250);
+    assert.deepEqual([h.count('a'), h.count('b')], [100, 20]);
+    assert.equal(h.got.length, 120, 'nothing read twice');
+    assert.deepEqual(h.order(), ['a', 'b']);
+    assert.equal(h.lost(), 0);
+    assert.equal(h.skipped(), 0);
   });
 
   it('keeps reading rotated files that the read budget has not reached yet', (t) => {
