@@ -6,6 +6,7 @@ import { type BundlePart, collectBundle } from './collect.ts';
 import { type DiagnosticsMetrics, diagnosticsMetrics } from './metrics.ts';
 import { SealError } from './sealed-url.ts';
 import { bundleManifest, finalStatus, successMessage } from './status.ts';
+import { StatusWriter } from './status-writer.ts';
 import { tarGz } from './tar.ts';
 
 export const DIAGNOSTICS_POLL_PERIOD_MS = 10_000;
@@ -63,14 +64,15 @@ const clamp = (v: number | undefined, def: number, min: number, max: number) =>
  * redone (also after a restart: the phase is on the object); a Running one left by a crashed agent is,
  * up to MAX_ATTEMPTS collections in all (status.attempts counts them), then it is Failed.
  * A request for another node is ignored even if the API server hands it over. A final status that
- * could not be written is retried on the next poll without collecting again.
+ * could not be written is retried on the next poll without collecting again; one refused as invalid
+ * ends the request as Failed (StatusWriter).
  */
 export class DiagnosticsController {
   private readonly opts: DiagnosticsControllerOptions;
   private readonly metrics: DiagnosticsMetrics;
   private readonly handled = new Set<string>();
   private readonly ignored = new Set<string>();
-  private readonly unreported = new Map<string, NodeDiagnosticStatus>();
+  private readonly statuses: StatusWriter;
   private timer: TimerHandle | undefined;
   private running = false;
   private keyPublished = false;
@@ -78,6 +80,9 @@ export class DiagnosticsController {
   constructor(opts: DiagnosticsControllerOptions) {
     this.opts = opts;
     this.metrics = diagnosticsMetrics(opts.registry);
+    const { clock, logger } = opts;
+    const patchStatus = (name: string, status: NodeDiagnosticStatus) => opts.api.patchStatus(name, status);
+    this.statuses = new StatusWriter({ patchStatus, clock, logger, metrics: this.metrics });
   }
 
   start(): void {
@@ -131,7 +136,7 @@ export class DiagnosticsController {
     const now = this.opts.clock.now();
     for (const req of items) {
       const done = TERMINAL.has(req.phase) && req.completedAt !== undefined && now - req.completedAt > ttl;
-      if (!done || req.nodeName !== this.opts.nodeName || this.unreported.has(req.uid)) continue;
+      if (!done || req.nodeName !== this.opts.nodeName || this.statuses.pending(req.uid)) continue;
       try {
         await this.opts.api.delete(req.name, req.uid);
         this.metrics.expired();
@@ -149,7 +154,7 @@ export class DiagnosticsController {
     const present = new Set(items.map((i) => i.uid));
     for (const set of [this.handled, this.ignored])
       for (const uid of set) if (!present.has(uid)) set.delete(uid);
-    for (const uid of this.unreported.keys()) if (!present.has(uid)) this.unreported.delete(uid);
+    this.statuses.forget(present);
   }
 
   private async consider(req: NodeDiagnosticRequest): Promise<void> {
@@ -163,8 +168,8 @@ export class DiagnosticsController {
       );
       return;
     }
-    const pending = this.unreported.get(req.uid);
-    if (pending) return this.report(req, pending);
+    const pending = this.statuses.pending(req.uid);
+    if (pending) return this.statuses.final(req, pending);
     if (TERMINAL.has(req.phase) || this.handled.has(req.uid)) return;
     // Running here means another agent process started it: this one never left a request Running.
     const attempts = req.phase === 'Running' ? Math.max(1, req.attempts ?? 1) : 0;
@@ -178,30 +183,29 @@ export class DiagnosticsController {
     this.metrics.request('failed');
     const message = `the agent stopped while collecting this request ${attempts} times; not retried`;
     // startedAt stays as the last agent wrote it.
-    await this.report(req, finalStatus(false, message, undefined, this.opts.clock.now(), 'Interrupted'));
+    await this.statuses.final(
+      req,
+      finalStatus(false, message, undefined, this.opts.clock.now(), 'Interrupted'),
+    );
   }
 
   private async handle(req: NodeDiagnosticRequest, attempts: number): Promise<void> {
     const url = this.target(req);
     if (url instanceof Error) {
       this.handled.add(req.uid);
-      return this.report(
+      return this.statuses.final(
         req,
         finalStatus(false, url.message, undefined, this.opts.clock.now(), 'UploadRefused'),
       );
     }
     const startedAt = new Date(this.opts.clock.now()).toISOString();
     const running = { phase: 'Running' as const, message: 'collecting', startedAt, attempts };
-    try {
-      await this.opts.api.patchStatus(req.name, running);
-    } catch (err) {
-      this.metrics.failure('status');
-      this.opts.logger.warn({ err, request: req.name }, 'could not mark a NodeDiagnostic Running; retrying');
-      return;
-    }
+    const marked = await this.statuses.write(req, running);
+    if (marked === 'refused') this.handled.add(req.uid);
+    if (marked !== 'written') return;
     this.handled.add(req.uid);
     this.opts.logger.info({ request: req.name }, 'collecting a diagnostics bundle');
-    await this.report(req, await this.produce(req, url, startedAt));
+    await this.statuses.final(req, await this.produce(req, url, startedAt));
   }
 
   /** Refused before anything is collected: a plain URL not allowed, or a sealed one that does not open. */
@@ -243,20 +247,5 @@ export class DiagnosticsController {
       ...finalStatus(true, successMessage(body.length, bundle), startedAt, clock.now()),
       bytes: body.length,
     };
-  }
-
-  private async report(req: NodeDiagnosticRequest, status: NodeDiagnosticStatus): Promise<void> {
-    try {
-      await this.opts.api.patchStatus(req.name, status);
-      this.unreported.delete(req.uid);
-      this.opts.logger.info(
-        { request: req.name, phase: status.phase, message: status.message },
-        'NodeDiagnostic done',
-      );
-    } catch (err) {
-      this.unreported.set(req.uid, status);
-      this.metrics.failure('status');
-      this.opts.logger.warn({ err, request: req.name }, 'could not write a NodeDiagnostic result; retrying');
-    }
   }
 }

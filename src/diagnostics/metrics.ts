@@ -2,7 +2,16 @@ import type { Registry } from 'prom-client';
 import { counter } from '../core/metrics.ts';
 import type { PartStatus } from './collect.ts';
 
-const STAGES = ['list', 'status', 'upload', 'interrupted', 'expire', 'target', 'key'] as const;
+const STAGES = [
+  'list',
+  'status',
+  'status_rejected',
+  'upload',
+  'interrupted',
+  'expire',
+  'target',
+  'key',
+] as const;
 export type FailureStage = (typeof STAGES)[number];
 
 export interface DiagnosticsMetrics {
@@ -26,7 +35,7 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
   });
   const failures = counter(registry, {
     name: 'npd_diagnostics_failures_total',
-    help: "Diagnostics failures by stage: list (reading requests), status (writing them), upload, interrupted (an agent stopped while collecting, twice), expire (deleting a finished request), target (an upload URL refused: plain, or a sealed one that does not open), key (publishing the agent's upload key on the Node).",
+    help: "Diagnostics failures by stage: list (reading requests), status (writing them), status_rejected (a status the API server refused as invalid, 422: the request is ended as Failed or given up), upload, interrupted (an agent stopped while collecting, twice), expire (deleting a finished request), target (an upload URL refused: plain, or a sealed one that does not open), key (publishing the agent's upload key on the Node).",
     labelNames: ['stage'],
   });
   const ignored = counter(registry, {

@@ -20,8 +20,7 @@ export function runSeal(argv: readonly string[], io: CommandIo): number {
   if (node === '') errors.push('--node is required');
   if (key === '') errors.push('--key is required');
   if (flags.positional.length > 0) errors.push('the URL is read from stdin, not from an argument');
-  const url = errors.length === 0 ? io.readStdin().trim() : '';
-  if (errors.length === 0 && !/^https?:\/\//.test(url)) errors.push('stdin must hold one http or https URL');
+  const url = errors.length === 0 ? stdinURL(io.readStdin(), errors) : '';
   if (errors.length > 0) {
     io.stderr(`${errors.join('\n')}\n${USAGE}\n`);
     return 2;
@@ -34,4 +33,16 @@ export function runSeal(argv: readonly string[], io: CommandIo): number {
     io.stderr(`--key: ${err.message}\n`);
     return 2;
   }
+}
+
+/**
+ * The one URL on stdin. Two lines would be sealed as one URL with a newline inside, which no upload
+ * works with: more than one line is refused, as is anything but an http(s) URL without blanks.
+ */
+function stdinURL(stdin: string, errors: string[]): string {
+  const lines = stdin.split(/\r?\n/).filter((l) => l.trim() !== '');
+  const url = lines[0]?.trim() ?? '';
+  if (lines.length > 1) errors.push(`stdin must hold one URL on one line; it holds ${lines.length} lines`);
+  else if (!/^https?:\/\/\S+$/.test(url)) errors.push('stdin must hold one http or https URL');
+  return url;
 }

@@ -98,15 +98,29 @@ export function sealUploadURL(url: string, annotation: string, nodeName: string)
   const eph = generateKeyPairSync('x25519');
   const ephRaw = rawPublic(eph.publicKey);
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv(
-    'aes-256-gcm',
-    aesKey(eph.privateKey, publicFromRaw(nodeRaw), ephRaw, nodeRaw),
-    iv,
-  );
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(eph.privateKey, ephRaw, nodeRaw), iv);
   cipher.setAAD(Buffer.from(nodeName));
   const ct = Buffer.concat([cipher.update(url, 'utf8'), cipher.final()]);
   return [SEALED_PREFIX, kidOf(nodeRaw), b64(ephRaw), b64(iv), b64(ct), b64(cipher.getAuthTag())].join('.');
 }
+
+/**
+ * The AES key for sealing. A 32-byte value that is no usable X25519 public key (all zeros, or another
+ * point of small order, RFC 7748 section 6.1) makes the key agreement fail: that is the key's fault,
+ * a SealError, not a crash.
+ */
+function sealingKey(ephPrivate: KeyObject, ephRaw: Buffer, nodeRaw: Buffer): Buffer {
+  try {
+    return aesKey(ephPrivate, publicFromRaw(nodeRaw), ephRaw, nodeRaw);
+  } catch {
+    throw new SealError(
+      `the key is not a usable X25519 public key: key agreement with it fails (a ${KEY_ANNOTATION} value is never all zeros)`,
+    );
+  }
+}
+
+/** A value from the request quoted in a status: a key id is 16 characters, anything longer is cut. */
+const shown = (value: string): string => (value.length <= 32 ? value : `${value.slice(0, 32)}…`);
 
 interface Own {
   readonly privateKey: KeyObject;
@@ -121,7 +135,7 @@ function openSealed(sealed: string, nodeName: string, own: Own): string {
   const [, kid, ...encoded] = parts;
   if (kid !== own.kid)
     throw new SealError(
-      `sealedUploadURL was sealed to key ${kid}, but this node's agent has key ${own.kid}: seal it again with the node's current ${KEY_ANNOTATION}`,
+      `sealedUploadURL was sealed to key ${shown(kid ?? '')}, but this node's agent has key ${own.kid}: seal it again with the node's current ${KEY_ANNOTATION}`,
     );
   const [ephRaw, iv, ct, tag] = encoded.map((p) => Buffer.from(p, 'base64url')) as [
     Buffer,

@@ -2,14 +2,29 @@
 import type { NodeDiagnosticRequest, NodeDiagnosticStatus } from '../kube/node-diagnostics.ts';
 import type { CollectedBundle } from './collect.ts';
 
+/**
+ * The CRD's maxLength of status.message (deploy/components/diagnostics/crd.yaml). A longer message makes
+ * the API server refuse the whole status patch (422), so the request would never finish.
+ */
+export const STATUS_MESSAGE_MAX = 4096;
+
+/** `text` within `max` characters (the CRD counts Unicode code points), its cut said at the end. */
+export function bounded(text: string, max = STATUS_MESSAGE_MAX): string {
+  const chars = [...text];
+  if (chars.length <= max) return text;
+  const note = ` … (cut from ${chars.length} characters)`;
+  return chars.slice(0, Math.max(0, max - [...note].length)).join('') + note;
+}
+
 export function finalStatus(
   ok: boolean,
-  message: string,
+  text: string,
   startedAt: string | undefined,
   now: number,
   failReason = 'UploadFailed',
 ): NodeDiagnosticStatus {
   const at = new Date(now).toISOString();
+  const message = bounded(text);
   return {
     phase: ok ? 'Succeeded' : 'Failed',
     message,

@@ -11,6 +11,7 @@ import {
   uploadKeyFromPem,
 } from '../../../src/diagnostics/sealed-url.ts';
 
+const ZERO_KEY = `x25519:${Buffer.alloc(32).toString('base64url')}`;
 const URL = 'https://bucket.s3.example/node-a.tar.gz?X-Amz-Credential=AKIA&X-Amz-Signature=0123abcd';
 
 /** Re-encodes the sealed string with one base64url part changed by `change`. */
@@ -123,12 +124,31 @@ describe('node-problem-detector seal', () => {
       [['--node', 'n', '--key', key, URL], '', /read from stdin, not from an argument/],
       [['--node', 'n', '--key', key], 'ftp://x', /one http or https URL/],
       [['--node', 'n', '--key', 'nonsense'], URL, /^--key: the key is not a/],
+      // 32 zero bytes have the annotation's form, but no key agreement works with them (issue 38 item 8).
+      [['--node', 'n', '--key', ZERO_KEY], URL, /^--key: the key is not a usable X25519 public key/],
+      // Two URLs are not sealed as one with a newline inside.
+      [
+        ['--node', 'n', '--key', key],
+        `${URL}\n${URL}\n`,
+        /^stdin must hold one URL on one line; it holds 2 lines/,
+      ],
+      [['--node', 'n', '--key', key], 'https://a b', /one http or https URL/],
     ];
     for (const [argv, stdin, want] of cases) {
       const r = io(stdin);
       assert.equal(runSeal(argv, r.io), 2, argv.join(' '));
       assert.match(r.err.join(''), want);
       assert.deepEqual(r.out, []);
+    }
+  });
+
+  it('seals one URL with its line ending (LF or CRLF, blank lines around it) for a real key', () => {
+    const key = newUploadKey();
+    for (const stdin of [`${URL}\n`, `${URL}\r\n`, `\n${URL}\n\n`]) {
+      const r = io(stdin);
+      assert.equal(runSeal(['--node', 'n', '--key', key.annotation], r.io), 0, JSON.stringify(stdin));
+      assert.deepEqual(r.err, []);
+      assert.equal(key.open(r.out.join('').trim(), 'n'), URL);
     }
   });
 });
