@@ -3,6 +3,7 @@ import type { Clock, TimerHandle } from '../core/clock.ts';
 import { retryAfterMs, SinkError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
+import { isReservedConditionType } from '../core/reserved-conditions.ts';
 import type { Condition, ConditionStatus } from '../core/types.ts';
 import { formatRfc3339Seconds } from '../kube/time.ts';
 import type { PatchExtras } from './ownership.ts';
@@ -128,7 +129,8 @@ export class ConditionManager {
     this.random = opts.random ?? Math.random;
     this.extras = opts.extras;
     this.onSynced = opts.onSynced;
-    this.publishes = opts.publishes ?? (() => true);
+    // The kubelet's types never, whatever publishes says (config validation already refuses them).
+    this.publishes = (type) => !isReservedConditionType(type) && (opts.publishes?.(type) ?? true);
     this.held = opts.hold !== undefined;
     void opts.hold?.finally(() => {
       this.held = false;

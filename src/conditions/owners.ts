@@ -1,5 +1,6 @@
 import type { ConfigIssue } from '../config/errors.ts';
 import type { LoadedConfig } from '../config/load.ts';
+import { reservedConditionProblem } from '../core/reserved-conditions.ts';
 
 interface DeclaredCondition {
   readonly type: string;
@@ -28,7 +29,7 @@ export function checkOwners(configs: readonly LoadedConfig[]): {
       owners.set(c.type, list);
     });
   }
-  const issues: ConfigIssue[] = [];
+  const issues = reservedTypes(configs);
   const aggregated = new Set<string>();
   for (const [type, list] of owners) {
     if (list.length < 2) continue;
@@ -46,6 +47,20 @@ export function checkOwners(configs: readonly LoadedConfig[]): {
     }
   }
   return { issues, aggregated };
+}
+
+/**
+ * Every kind's schema refuses the kubelet's types at the field that names them; this checks what a
+ * kind resolved (a probe kind's default and extra conditions included), so a kind that forgets to
+ * cannot let one through, at start-up or on reload.
+ */
+function reservedTypes(configs: readonly LoadedConfig[]): ConfigIssue[] {
+  return configs.flatMap((loaded) =>
+    declaredConditions(loaded).flatMap((c) => {
+      const message = reservedConditionProblem(c.type);
+      return message === undefined ? [] : [{ file: loaded.file, path: 'conditions', message }];
+    }),
+  );
 }
 
 export function allConditionTypes(configs: readonly LoadedConfig[]): string[] {

@@ -1,3 +1,4 @@
+import { isReservedConditionType } from '../core/reserved-conditions.ts';
 import type { Condition, ConditionStatus } from '../core/types.ts';
 import type { NodeSnapshot } from '../kube/client.ts';
 import { parseKubeTime } from '../kube/time.ts';
@@ -42,7 +43,7 @@ export class Ownership {
 
   /** `bootId`: this boot's /proc/sys/kernel/random/boot_id, undefined where it cannot be read. */
   constructor(configuredTypes: readonly string[], bootId?: string) {
-    this.configured = [...new Set(configuredTypes)].sort();
+    this.configured = ours(configuredTypes);
     this.bootId = bootId;
   }
 
@@ -53,7 +54,11 @@ export class Ownership {
       .filter((c): c is Condition => c !== undefined && owned.has(c.type));
     const written = node.annotations[BOOT_ANNOTATION];
     const rebooted = this.bootId !== undefined && written !== undefined && written !== this.bootId;
-    const previous = parseList(node.annotations[MANAGED_ANNOTATION]);
+    // Only what the annotation records as ours is ever deleted, and never a kubelet type, even one an
+    // older version (or a hand-edited annotation) recorded: that would erase the kubelet's own report.
+    const previous = parseList(node.annotations[MANAGED_ANNOTATION]).filter(
+      (t) => !isReservedConditionType(t),
+    );
     const present = new Set(node.conditions.map((c) => c.type));
     this.stale = previous.filter((t) => !owned.has(t) && present.has(t));
     this.watermarks = parseWatermarks(node.annotations[WATERMARK_ANNOTATION]);
@@ -67,7 +72,7 @@ export class Ownership {
 
   /** A reload changed the configured types: the ones dropped are deleted from the Node. */
   configure(types: readonly string[]): void {
-    const next = [...new Set(types)].sort();
+    const next = ours(types);
     const dropped = this.configured.filter((t) => !next.includes(t));
     this.stale = [...new Set([...this.stale, ...dropped])];
     this.configured = next;
@@ -95,6 +100,14 @@ export class Ownership {
   confirmed(sent: PatchExtras): void {
     this.stale = this.stale.filter((t) => !sent.deleteTypes.includes(t));
   }
+}
+
+/**
+ * The types the agent may manage: config validation refuses the kubelet's types, and this keeps them
+ * out of the managed set anyway, so none is resumed, recorded as ours or later deleted as dropped.
+ */
+function ours(types: readonly string[]): string[] {
+  return [...new Set(types)].filter((t) => !isReservedConditionType(t)).sort();
 }
 
 function toCondition(raw: Record<string, unknown>): Condition | undefined {

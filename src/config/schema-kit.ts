@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { reservedConditionProblem } from '../core/reserved-conditions.ts';
 import { type HealthTag, IMPACTS, SUBSYSTEMS } from '../core/types.ts';
 import { parseGoDuration } from '../gocompat/duration.ts';
 import type { ConfigIssue } from './errors.ts';
@@ -32,9 +33,18 @@ export function healthTag(v: HealthTag): HealthTag {
   };
 }
 
+/** Refuses a condition type that the kubelet or a controller owns (core/reserved-conditions.ts). */
+export function refuseReserved(type: string, ctx: z.RefinementCtx): void {
+  const problem = reservedConditionProblem(type);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+}
+
+/** A condition type a config names: not empty, and not one another component owns. */
+export const conditionType = z.string().min(1).superRefine(refuseReserved);
+
 /** The fields every monitor kind's `conditions[]` entries share. */
 export const conditionFields = {
-  type: z.string().min(1),
+  type: conditionType,
   reason: z.string().min(1),
   message: z.string(),
   /** Another config file may report this type too; the worst status wins. */

@@ -11,6 +11,7 @@ import {
   healthFields,
   healthTag,
   isRecord,
+  refuseReserved,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
 import type { HealthTag } from '../../core/types.ts';
@@ -67,7 +68,7 @@ const condition = z.strictObject(conditionFields);
 
 const rule = z.strictObject({
   type: z.enum(['temporary', 'permanent']),
-  condition: z.string().optional(),
+  condition: z.string().superRefine(refuseReserved).optional(),
   reason: z.string().min(1),
   path: z.string().min(1),
   args: z.array(z.string()).default([]),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { goDuration } from '../../config/schema-kit.ts';
+import { conditionType, goDuration } from '../../config/schema-kit.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
 import { isUp, type LinkState, readLink } from '../../host/netdev.ts';
 import type { ConditionConfig } from '../../rules/config.ts';
@@ -12,7 +12,7 @@ const flapping = z.strictObject({
   /** Carrier changes (down and up count one each) within `window` that make a flap problem. */
   changes: z.number().int().min(1).default(4),
   window: goDuration.default(10 * 60_000),
-  condition: z.string().min(1).default('NetworkInterfaceFlapping'),
+  condition: conditionType.default('NetworkInterfaceFlapping'),
   reason: z.string().min(1).default('InterfaceFlapping'),
 });
 

@@ -3,6 +3,7 @@ import { type ConfigIssue, formatPath } from '../../config/errors.ts';
 import type { ConfigKind } from '../../config/load.ts';
 import {
   conditionFields,
+  conditionType,
   deepFreeze,
   goDuration,
   healthFields,
@@ -46,7 +47,7 @@ const common = z.object({
   name: z.string().min(1).optional(),
   enabled: z.boolean().default(true),
   type: z.enum(['temporary', 'permanent']).default('permanent'),
-  condition: z.string().min(1).optional(),
+  condition: conditionType.optional(),
   reason: z.string().min(1).optional(),
   interval: goDuration.optional(),
   timeout: goDuration.optional(),

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { goDuration } from '../../config/schema-kit.ts';
+import { conditionType, goDuration } from '../../config/schema-kit.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
 import { readUnit, type UnitState, unitTitle } from '../../host/dbus/systemd-unit.ts';
 import type { ConditionConfig } from '../../rules/config.ts';
@@ -21,7 +21,7 @@ const restarts = z.strictObject({
   count: z.number().int().min(1).default(5),
   window: goDuration.default(20 * 60_000),
   type: z.enum(['temporary', 'permanent']).default('permanent'),
-  condition: z.string().min(1).optional(),
+  condition: conditionType.optional(),
   reason: z.string().min(1).optional(),
 });
 

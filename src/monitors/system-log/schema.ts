@@ -11,6 +11,7 @@ import {
   healthFields,
   healthTag,
   isRecord,
+  refuseReserved,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
 import type { LogMonitorConfig } from '../../rules/config.ts';
@@ -37,7 +38,7 @@ const condition = z.strictObject({ ...conditionFields, clearAfter: goDuration.op
 
 const rule = z.strictObject({
   type: z.enum(['temporary', 'permanent']),
-  condition: z.string().optional(),
+  condition: z.string().superRefine(refuseReserved).optional(),
   reason: z.string().min(1),
   pattern: re2Pattern,
   patternGeneratedMessageSuffix: z.string().optional(),
