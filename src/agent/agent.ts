@@ -12,6 +12,7 @@ import { readBootId } from '../host/boot-id.ts';
 import type { MallocTrimResult } from '../host/malloc-trim.ts';
 import { hostPaths } from '../host/paths.ts';
 import { registerBuildInfo } from '../metrics/build-info.ts';
+import { ConditionProblemGauge } from '../metrics/condition-problem.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
 import type { MonitorDeps } from '../monitors/deps.ts';
@@ -25,7 +26,7 @@ import { createExporter, type Exporter } from './exporter.ts';
 import { HeapTrimmer } from './heap-trim.ts';
 import { startErrorOf } from './listen-error.ts';
 import type { Options } from './options.ts';
-import { readiness } from './readiness.ts';
+import { liveness, readiness } from './readiness.ts';
 import { endedAtBoot } from './reboot.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
 import { reloadMetrics } from './reload-metrics.ts';
@@ -72,10 +73,13 @@ export class Agent {
   private subsystems: Subsystems | undefined;
   private trimmer: HeapTrimmer | undefined;
   private bootId: string | undefined;
+  /** npd_condition_problem: every condition, published or not, in one polarity. */
+  private readonly conditionProblems: ConditionProblemGauge;
 
   constructor(deps: AgentDeps) {
     this.deps = deps;
     this.publishes = publishedConditions(deps.options.extraConditions);
+    this.conditionProblems = new ConditionProblemGauge(deps.registry);
   }
 
   async start(): Promise<void> {
@@ -83,7 +87,10 @@ export class Agent {
     registerProcessMetrics(registry, this.deps.processInfo);
     registerBuildInfo(registry, { version: this.deps.version, commit: this.deps.commit ?? 'unknown' });
     this.createMonitors();
-    this.subsystems = createSubsystems(this.deps, (c) => this.exporter?.conditions.update(c));
+    this.subsystems = createSubsystems(this.deps, (c) => {
+      this.conditionProblems.observe(c);
+      this.exporter?.conditions.update(c);
+    });
     const exporter = await this.startExporter();
     const detector = this.detect(exporter);
     this.supervisor = new MonitorSupervisor(
@@ -135,6 +142,7 @@ export class Agent {
       this.exporter?.events.declare(this.running.map((r) => r.monitor.source));
       this.detector?.setAggregated(aggregated);
       this.subsystems?.configure(next);
+      this.conditionProblems.retain([...allConditionTypes(next), ...(this.subsystems?.types() ?? [])]);
       this.exporter?.setConditionTypes?.(this.ownedTypes(next));
     } catch (err) {
       const issues = err instanceof ConfigError ? err.issues.map(formatIssue) : [String(err)];
@@ -226,7 +234,7 @@ export class Agent {
 
   /** Monitors' statuses go through the detector to the exporter's conditions, taints and events. */
   private detect(exporter: Exporter): ProblemDetector {
-    const conditions = [(c: Condition) => exporter.conditions.update(c)];
+    const conditions = [(c: Condition) => exporter.conditions.update(c), this.conditionProblems.observe];
     const taints = exporter.taints;
     if (taints) conditions.push((c) => taints.observe(c));
     this.detector = new ProblemDetector({
@@ -283,7 +291,8 @@ export class Agent {
   private endpoints(): Endpoints {
     return {
       registry: this.deps.registry,
-      health: () => this.supervisor?.liveness() ?? { ok: false, detail: 'starting\n' },
+      health: () =>
+        liveness(this.supervisor?.liveness() ?? { ok: false, detail: 'starting\n' }, this.exporter),
       ready: () => readiness(this.exporter, this.deps.options.updateNodeConditions),
       conditions: () => this.exporter?.conditions.conditions() ?? [],
     };

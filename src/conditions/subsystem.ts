@@ -1,15 +1,10 @@
+import { SUBSYSTEM_CONDITIONS } from '../core/polarity.ts';
 import type { Condition, Impact, Status, Subsystem } from '../core/types.ts';
 import { formatRfc3339Seconds } from '../kube/time.ts';
 import type { EventClassification, SubsystemTable } from './subsystem-table.ts';
 
-/** The condition type of each subsystem: the names the EKS node monitoring agent and Karpenter use. */
-export const SUBSYSTEM_CONDITIONS: Readonly<Record<Subsystem, string>> = {
-  kernel: 'KernelReady',
-  networking: 'NetworkingReady',
-  storage: 'StorageReady',
-  'container-runtime': 'ContainerRuntimeReady',
-  'accelerated-hardware': 'AcceleratedHardwareReady',
-};
+/** The condition type of each subsystem (KernelReady, ...): defined beside their polarity in core. */
+export { SUBSYSTEM_CONDITIONS };
 
 const HEALTHY_REASONS: Readonly<Record<Subsystem, string>> = {
   kernel: 'KernelIsHealthy',

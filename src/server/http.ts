@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Counter, Registry } from 'prom-client';
 import { counter } from '../core/metrics.ts';
+import { isProblem, problemWhen } from '../core/polarity.ts';
 import type { Condition } from '../core/types.ts';
 
 export interface Probe {
@@ -167,7 +168,13 @@ function routesForStatus(e: Endpoints): Record<string, Route> {
     '/healthz': (res) => probe(res, e.health()),
     '/readyz': (res) => probe(res, e.ready()),
     '/conditions': (res) => {
-      const body = e.conditions().map((c) => ({ ...c, transition: new Date(c.transition).toISOString() }));
+      // problem and problemWhen: one polarity for every type, as npd_condition_problem has it.
+      const body = e.conditions().map((c) => ({
+        ...c,
+        transition: new Date(c.transition).toISOString(),
+        problem: isProblem(c),
+        problemWhen: problemWhen(c.type),
+      }));
       send(res, 200, 'application/json', JSON.stringify(body));
     },
   };

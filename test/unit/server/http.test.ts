@@ -20,6 +20,29 @@ const CONDITIONS: Condition[] = [
     reason: 'FilesystemIsReadOnly',
     message: 'Remounting filesystem read-only',
   },
+  // The subsystem types mean a problem when False (src/core/polarity.ts).
+  {
+    type: 'KernelReady',
+    status: 'False',
+    transition: Date.UTC(2026, 0, 3),
+    reason: 'XfsHasShutdown',
+    message: 'fatal: XFS (sda1): Filesystem has been shut down',
+  },
+  {
+    type: 'StorageReady',
+    status: 'True',
+    transition: Date.UTC(2026, 0, 3),
+    reason: 'StorageIsHealthy',
+    message: 'no storage problem',
+  },
+  // A probe that could not decide: neither a problem nor healthy, shown as it is.
+  {
+    type: 'NTPProblem',
+    status: 'Unknown',
+    transition: Date.UTC(2026, 0, 4),
+    reason: 'ProbeTimedOut',
+    message: 'the probe timed out',
+  },
 ];
 
 function endpoints(): Endpoints & { healthState: Probe; readyState: Probe } {
@@ -91,7 +114,7 @@ describe('HttpServers on separate status and metrics ports', () => {
     assert.equal(await ready.text(), 'ok\n');
   });
 
-  it('/conditions returns the conditions as JSON with RFC 3339 transition times', async () => {
+  it('/conditions returns the conditions as JSON with RFC 3339 transition times and their polarity', async () => {
     const res = await get(statusPort, '/conditions');
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
@@ -102,6 +125,8 @@ describe('HttpServers on separate status and metrics ports', () => {
         transition: '2026-01-01T12:00:00.000Z',
         reason: 'KernelHasNoDeadlock',
         message: 'kernel has no deadlock',
+        problem: false,
+        problemWhen: 'True',
       },
       {
         type: 'ReadonlyFilesystem',
@@ -109,8 +134,49 @@ describe('HttpServers on separate status and metrics ports', () => {
         transition: '2026-01-02T00:00:00.000Z',
         reason: 'FilesystemIsReadOnly',
         message: 'Remounting filesystem read-only',
+        problem: true,
+        problemWhen: 'True',
+      },
+      {
+        type: 'KernelReady',
+        status: 'False',
+        transition: '2026-01-03T00:00:00.000Z',
+        reason: 'XfsHasShutdown',
+        message: 'fatal: XFS (sda1): Filesystem has been shut down',
+        problem: true,
+        problemWhen: 'False',
+      },
+      {
+        type: 'StorageReady',
+        status: 'True',
+        transition: '2026-01-03T00:00:00.000Z',
+        reason: 'StorageIsHealthy',
+        message: 'no storage problem',
+        problem: false,
+        problemWhen: 'False',
+      },
+      {
+        type: 'NTPProblem',
+        status: 'Unknown',
+        transition: '2026-01-04T00:00:00.000Z',
+        reason: 'ProbeTimedOut',
+        message: 'the probe timed out',
+        problem: false,
+        problemWhen: 'True',
       },
     ]);
+  });
+
+  it('/conditions: a problem is exactly the status that means one, for either polarity', async () => {
+    // The filter an operator runs on the endpoint: the two problems, whatever their status.
+    const body = (await (await get(statusPort, '/conditions')).json()) as {
+      type: string;
+      problem: boolean;
+    }[];
+    assert.deepEqual(
+      body.filter((c) => c.problem).map((c) => c.type),
+      ['ReadonlyFilesystem', 'KernelReady'],
+    );
   });
 
   it('/metrics serves the Prometheus text format from the registry, on the metrics port only', async () => {
