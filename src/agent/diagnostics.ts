@@ -27,6 +27,8 @@ import type { Options } from './options.ts';
 /** The running --diagnostics feature: the events it keeps for bundles, and how to stop it. */
 export interface DiagnosticsFeature {
   readonly events: RecentEvents;
+  /** A /healthz line when the feature is degraded (a backlog over one listing), else undefined. */
+  health(): string | undefined;
   stop(): void;
 }
 
@@ -79,7 +81,7 @@ export function createDiagnostics(
     finishedTtlMs: options.diagnosticsFinishedTtlMs,
   });
   controller.start();
-  return { events, stop: () => controller.stop() };
+  return { events, health: () => controller.health(), stop: () => controller.stop() };
 }
 
 /**

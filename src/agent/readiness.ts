@@ -13,3 +13,12 @@ export function readiness(exporter: Exporter | undefined, updateNodeConditions: 
   const synced = exporter.conditions.synced();
   return { ok: synced, detail: synced ? 'node sync ok\n' : 'node conditions not synced\n' };
 }
+
+/**
+ * /healthz: the monitors' liveness, with a line for a degraded diagnostics feature. That line never
+ * fails the probe: a restart would not help, and the agent's monitors are what liveness guards.
+ */
+export function liveness(monitors: Probe, exporter: Exporter | undefined): Probe {
+  const diagnostics = exporter?.diagnostics?.health();
+  return diagnostics ? { ok: monitors.ok, detail: `${monitors.detail}${diagnostics}\n` } : monitors;
+}

@@ -1,7 +1,12 @@
 import type { Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
-import type { NodeDiagnosticRequest, NodeDiagnosticStatus } from '../kube/node-diagnostics.ts';
+import {
+  MAX_LISTED,
+  type NodeDiagnosticList,
+  type NodeDiagnosticRequest,
+  type NodeDiagnosticStatus,
+} from '../kube/node-diagnostics.ts';
 import { type BundlePart, collectBundle } from './collect.ts';
 import { type DiagnosticsMetrics, diagnosticsMetrics } from './metrics.ts';
 import { SealError } from './sealed-url.ts';
@@ -29,7 +34,8 @@ export const MAX_ATTEMPTS = 2;
 
 /** The API calls the controller makes, bound to its node; the real client or a fake. */
 export interface DiagnosticsApi {
-  list(): Promise<readonly NodeDiagnosticRequest[]>;
+  /** Bounded: past MAX_LISTED requests the listing stops, `complete: false`. */
+  list(): Promise<NodeDiagnosticList>;
   patchStatus(name: string, status: NodeDiagnosticStatus): Promise<void>;
   /** Deletes the request if its uid still matches. */
   delete(name: string, uid: string): Promise<void>;
@@ -76,6 +82,8 @@ export class DiagnosticsController {
   private timer: TimerHandle | undefined;
   private running = false;
   private keyPublished = false;
+  /** The last listing stopped at MAX_LISTED. */
+  private overflowing = false;
 
   constructor(opts: DiagnosticsControllerOptions) {
     this.opts = opts;
@@ -106,15 +114,37 @@ export class DiagnosticsController {
   async poll(): Promise<void> {
     await this.publishKey();
     try {
-      const items = await this.opts.api.list();
-      this.forgetGone(items);
-      for (const item of items) await this.consider(item);
-      await this.expire(items);
+      const listing = await this.opts.api.list();
+      this.noteOverflow(listing);
+      // What a capped listing left out is still there: forget nothing about it.
+      if (listing.complete) this.forgetGone(listing.items);
+      for (const item of listing.items) await this.consider(item);
+      await this.expire(listing.items);
     } catch (err) {
       this.metrics.failure('list');
       this.opts.logger.warn({ err }, 'listing NodeDiagnostic requests failed; retrying');
     }
     if (this.running) this.schedule(this.opts.pollPeriodMs ?? DIAGNOSTICS_POLL_PERIOD_MS);
+  }
+
+  /**
+   * /healthz's line for this feature: why it is degraded, or nothing. Degraded is not dead: restarting
+   * the agent would not shorten the backlog, serving and expiring does.
+   */
+  health(): string | undefined {
+    if (!this.overflowing) return undefined;
+    return `diagnostics: degraded (more than ${MAX_LISTED} NodeDiagnostic requests for this node: the first ${MAX_LISTED} listed are served and expired, the rest wait until the backlog shrinks)`;
+  }
+
+  /** A listing that stopped at the cap is counted at every poll, and logged when it starts and ends. */
+  private noteOverflow(listing: NodeDiagnosticList): void {
+    if (!listing.complete) this.metrics.listOverflow();
+    if (listing.complete !== this.overflowing) return;
+    this.overflowing = !listing.complete;
+    const fields = { listed: listing.items.length, cap: MAX_LISTED };
+    if (this.overflowing)
+      this.opts.logger.warn(fields, 'more NodeDiagnostic requests than one listing reads; serving the first');
+    else this.opts.logger.info(fields, 'NodeDiagnostic requests fit in one listing again');
   }
 
   /** Until the key is on the Node, no operator can seal a URL for this agent; requests are still served. */

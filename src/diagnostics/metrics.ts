@@ -21,6 +21,7 @@ export interface DiagnosticsMetrics {
   ignored(reason: 'other_node'): void;
   part(status: PartStatus): void;
   expired(): void;
+  listOverflow(): void;
 }
 
 export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
@@ -53,6 +54,10 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
     name: 'npd_diagnostics_expired_total',
     help: 'Finished NodeDiagnostic requests of this node deleted after their TTL.',
   });
+  const overflow = counter(registry, {
+    name: 'npd_diagnostics_list_overflow_total',
+    help: 'Polls whose listing stopped at its cap of 5,000 NodeDiagnostic requests; the first 5,000 are served and expired, the rest wait.',
+  });
   for (const stage of STAGES) failures.inc({ stage }, 0);
   ignored.inc({ reason: 'other_node' }, 0);
   return {
@@ -62,5 +67,6 @@ export function diagnosticsMetrics(registry: Registry): DiagnosticsMetrics {
     ignored: (reason) => ignored.inc({ reason }),
     part: (status) => parts.inc({ status }),
     expired: () => expired.inc(),
+    listOverflow: () => overflow.inc(),
   };
 }

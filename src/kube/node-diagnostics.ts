@@ -71,16 +71,27 @@ export function parseNodeDiagnostic(raw: JsonObject): NodeDiagnosticRequest {
 export const LIST_PAGE_SIZE = 100;
 /** Enough for any real backlog; finished requests expire (the controller deletes them). */
 const MAX_PAGES = 50;
+/** The most requests one listing reads: it bounds the agent's memory and each poll's work. */
+export const MAX_LISTED = MAX_PAGES * LIST_PAGE_SIZE;
+
+/** One listing of a node's requests. */
+export interface NodeDiagnosticList {
+  readonly items: readonly NodeDiagnosticRequest[];
+  /** False when the listing stopped at MAX_LISTED with more requests left unread. */
+  readonly complete: boolean;
+}
 
 /**
  * The requests for one node, page by page (limit and continue), so a long backlog is never one answer
  * over the body cap. The field selector needs the CRD's selectableFields entry (on by default since
- * Kubernetes 1.31). No resourceVersion=0: the watch cache would ignore the limit.
+ * Kubernetes 1.31). No resourceVersion=0: the watch cache would ignore the limit. Past MAX_LISTED it
+ * stops and says so, rather than failing: the first MAX_LISTED are still served and expired, which
+ * shrinks the backlog.
  */
 export async function listNodeDiagnostics(
   client: NodeDiagnosticsClient,
   nodeName: string,
-): Promise<NodeDiagnosticRequest[]> {
+): Promise<NodeDiagnosticList> {
   const out: NodeDiagnosticRequest[] = [];
   let token = '';
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -92,9 +103,9 @@ export async function listNodeDiagnostics(
     const list = await client.request({ method: 'GET', path: BASE, resource: NODE_DIAGNOSTIC_PLURAL, query });
     for (const item of Array.isArray(list.items) ? list.items : []) out.push(parseNodeDiagnostic(obj(item)));
     token = str(obj(list.metadata).continue);
-    if (token === '') return out;
+    if (token === '') return { items: out, complete: true };
   }
-  throw new Error(`more than ${MAX_PAGES * LIST_PAGE_SIZE} NodeDiagnostic requests for ${nodeName}`);
+  return { items: out, complete: false };
 }
 
 /** Deletes a request, only if it still is the object listed (a new one of the same name is kept). */

@@ -40,7 +40,7 @@ function setup(items: NodeDiagnosticRequest[], now = 0, opts = { allowPlain: tru
   ];
   const controller = new DiagnosticsController({
     api: {
-      list: async () => items,
+      list: async () => ({ items, complete: true }),
       patchStatus: async (name, status) => {
         if (faults.patch > 0 && status.phase !== 'Running') {
           faults.patch--;

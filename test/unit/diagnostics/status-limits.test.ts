@@ -70,7 +70,7 @@ function setup(makeRequest: (key: UploadKey) => NodeDiagnosticRequest, refuse: R
   const uploads: string[] = [];
   const controller = new DiagnosticsController({
     api: {
-      list: async () => [req],
+      list: async () => ({ items: [req], complete: true }),
       patchStatus: async (_name, status) => {
         sent.push(status);
         const err = refuse(status);

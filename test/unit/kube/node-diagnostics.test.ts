@@ -5,6 +5,7 @@ import {
   deleteNodeDiagnostic,
   LIST_PAGE_SIZE,
   listNodeDiagnostics,
+  MAX_LISTED,
   type NodeDiagnosticsClient,
 } from '../../../src/kube/node-diagnostics.ts';
 
@@ -32,7 +33,8 @@ function pagedClient(total: number) {
 describe('listNodeDiagnostics', () => {
   it('pages through a long list instead of one unbounded answer', async () => {
     const { client, calls } = pagedClient(2 * LIST_PAGE_SIZE + 17);
-    const items = await listNodeDiagnostics(client, 'n1');
+    const { items, complete } = await listNodeDiagnostics(client, 'n1');
+    assert.equal(complete, true);
     assert.equal(items.length, 2 * LIST_PAGE_SIZE + 17);
     assert.equal(new Set(items.map((i) => i.uid)).size, items.length, 'no item twice');
     assert.equal(calls.length, 3);
@@ -45,6 +47,18 @@ describe('listNodeDiagnostics', () => {
       [undefined, String(LIST_PAGE_SIZE), String(2 * LIST_PAGE_SIZE)],
     );
     assert.equal(items[0]?.completedAt, Date.parse('2026-01-01T00:00:00Z'));
+  });
+
+  it('stops at MAX_LISTED and says the listing is not complete, instead of failing (issue 38 item 7)', async () => {
+    const { client, calls } = pagedClient(MAX_LISTED + 1);
+    const { items, complete } = await listNodeDiagnostics(client, 'n1');
+    assert.equal(complete, false);
+    assert.equal(items.length, MAX_LISTED);
+    assert.equal(calls.length, MAX_LISTED / LIST_PAGE_SIZE);
+    // Control: exactly MAX_LISTED requests fit; the last page carries no continue token.
+    const exact = await listNodeDiagnostics(pagedClient(MAX_LISTED).client, 'n1');
+    assert.equal(exact.complete, true);
+    assert.equal(exact.items.length, MAX_LISTED);
   });
 
   it('deletes one request only if it is still the object that was listed (uid precondition)', async () => {
