@@ -3,6 +3,8 @@
  * condition is True. Parsed and validated at start, so a typo fails the flag parse instead of every
  * later PATCH (a taint the API server rejects would otherwise be retried forever).
  */
+import { isReservedConditionType } from '../core/reserved-conditions.ts';
+
 export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 
 export interface TaintRule {
@@ -46,6 +48,9 @@ function parseOne(spec: string): TaintRule | string {
   const key = spec.slice(eq + 1, colon);
   const effect = spec.slice(colon + 1);
   if (/\s/.test(conditionType)) return `${usage} (the condition type has whitespace)`;
+  // The rule sees only the conditions the agent writes, which never include the kubelet's types.
+  if (isReservedConditionType(conditionType))
+    return `--taint-on-condition "${spec}": ${conditionType} is the kubelet's condition, not the agent's`;
   if (!isEffect(effect)) return `--taint-on-condition "${spec}": effect must be one of ${EFFECTS.join(', ')}`;
   const keyError = qualifiedNameError(key);
   if (keyError) return `--taint-on-condition "${spec}": invalid taint key: ${keyError}`;

@@ -52,6 +52,25 @@ describe('--taint-on-condition', () => {
     const parsed = parseOptions(['--taint-on-condition=A=k:Evict'], {}, 'host');
     assert.equal(parsed.errors.length, 1);
   });
+
+  it('rejects a kubelet-owned condition type, which the agent never writes (issue 39)', () => {
+    const { rules, errors } = parseTaintRules([
+      'Ready=node.npd.io/not-ready:NoSchedule',
+      'MemoryPressure=node.npd.io/mem:NoSchedule',
+      'KernelDeadlock=node.npd.io/kernel-deadlock:NoSchedule',
+    ]);
+    assert.equal(errors.length, 2, errors.join('\n'));
+    assert.match(
+      errors[0] ?? '',
+      /"Ready=node.npd.io\/not-ready:NoSchedule": Ready is the kubelet's condition/,
+    );
+    assert.match(errors[1] ?? '', /MemoryPressure is the kubelet's condition/);
+    assert.deepEqual(
+      rules.map((r) => r.conditionType),
+      ['KernelDeadlock'],
+      'control: an agent-owned type is taken',
+    );
+  });
 });
 
 describe('planTaints', () => {
