@@ -5,6 +5,7 @@ import type { ConfigKind } from '../../config/load.ts';
 import { compileGoLayout } from '../../gocompat/time.ts';
 import {
   conditionFields,
+  conditionType,
   declaredConditions,
   deepFreeze,
   goDuration,
@@ -48,7 +49,7 @@ const rule = z.strictObject({
   window: goDuration.optional(),
   revertPattern: re2Pattern.optional(),
   severity: z.enum(['info', 'warn']).optional(),
-  heldBy: z.string().min(1).optional(),
+  heldBy: conditionType.optional(),
   ...healthFields,
 });
 

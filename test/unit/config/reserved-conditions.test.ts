@@ -56,6 +56,18 @@ const PLACES: readonly Place[] = [
     }),
   },
   {
+    name: "a temporary log rule's heldBy (a hold no monitor could ever report)",
+    field: 'rules[1].heldBy',
+    config: (t) => ({
+      plugin: 'kmsg',
+      conditions: [cond(t)],
+      rules: [
+        { type: 'permanent', condition: t, reason: 'Hung', pattern: 'task \\S+ blocked' },
+        { type: 'temporary', reason: 'Blocked', pattern: 'task \\S+ blocked.*', heldBy: t },
+      ],
+    }),
+  },
+  {
     name: 'a custom plugin condition',
     field: 'conditions[0].type',
     config: (t) => ({
