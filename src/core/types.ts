@@ -68,6 +68,11 @@ export interface LogLine {
   /** Epoch milliseconds. */
   readonly timestamp: number;
   readonly message: string;
+  /**
+   * Set when the source knows the writer and it is not one the config trusts (a journal entry from
+   * an unprivileged process): why. Such a line may give at most an info event, never a condition.
+   */
+  readonly untrusted?: string | undefined;
 }
 
 /** How a running monitor is doing, as /healthz and the monitor metrics report it. */

@@ -43,6 +43,14 @@ export interface LogRuleConfig extends HealthTag {
 
 export type LogPlugin = 'kmsg' | 'journald' | 'filelog';
 
+/**
+ * Which journal entries may count as evidence (docs/rules.md, "Who wrote a journal entry"): `system`
+ * (the default) trusts root and system services, `any` every entry the match selects (NPD), and a
+ * field map every entry whose journald-set fields (`_UID`, `_SYSTEMD_UNIT`, ...) each equal one of
+ * the listed values.
+ */
+export type TrustedWriter = 'system' | 'any' | Readonly<Record<string, readonly string[]>>;
+
 export interface LogMonitorConfig extends HealthTag {
   readonly kind: 'system-log';
   /** The file the config came from, for errors and logs. */
@@ -55,6 +63,8 @@ export interface LogMonitorConfig extends HealthTag {
   readonly skipList: readonly string[];
   readonly bufferSize: number;
   readonly source: string;
+  /** journald only; set by the schema for every journald config, absent means every entry. */
+  readonly trustedWriter?: TrustedWriter | undefined;
   readonly metricsReporting: boolean;
   readonly conditions: readonly ConditionConfig[];
   readonly rules: readonly LogRuleConfig[];

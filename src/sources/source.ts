@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LogLine, MonitorHealth } from '../core/types.ts';
 import type { HostPaths } from '../host/paths.ts';
+import type { TrustedWriter } from '../rules/config.ts';
 import type { SharedScan } from '../rules/shared-scan.ts';
 
 /**
@@ -18,6 +19,8 @@ export interface LogSourceConfig {
   readonly logPath: string;
   readonly lookbackMs: number;
   readonly delayMs: number;
+  /** journald: whose entries may be evidence; absent means every entry (the schema always sets it). */
+  readonly trustedWriter?: TrustedWriter | undefined;
 }
 
 /** What a log source is built with. */

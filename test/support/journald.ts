@@ -193,6 +193,22 @@ export class TestJournal {
   }
 
   /**
+   * One entry from an unprivileged process, as any user on the node can write it: `logger -t
+   * <identifier>` run as `uid` (setpriv), over the syslog socket or, with `native`, journald's own
+   * protocol. journald stamps the sender's _UID and no service unit. Returns once it is stored.
+   */
+  async writeAs(uid: number, identifier: string, message: string, native = false): Promise<void> {
+    const match = [`SYSLOG_IDENTIFIER=${identifier}`, `_UID=${uid}`];
+    const before = await this.stored(match);
+    const as = ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'];
+    const via = native ? ['--journald'] : ['--socket-errors=on', '-u', '/run/systemd/journal/dev-log'];
+    const input = native ? `SYSLOG_IDENTIFIER=${identifier}\nMESSAGE=${message}\n` : undefined;
+    const args = [...as, 'logger', ...via, ...(native ? [] : ['-t', identifier, message])];
+    const writer = run('nsenter', ['-t', String(this.pid), '-m', ...args], input ? { input } : {});
+    await this.waitForStored(match, before + 1, `${identifier} entries of uid ${uid}`, writer);
+  }
+
+  /**
    * Kernel records through the FIFO journald reads as /dev/kmsg, at `level` (0 emerg .. 7 debug).
    * journald reads one record per read(), so each is written once journald has stored the one before.
    */

@@ -1,5 +1,6 @@
 import type { Counter, Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
 import type { Condition, LogLine, MonitorHealth, Status } from '../../core/types.ts';
 import type { ProblemMetrics } from '../../metrics/problem-metrics.ts';
 import type { LogMonitorConfig } from '../../rules/config.ts';
@@ -7,11 +8,13 @@ import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
 import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
+import { splitByTrust, UntrustedLines } from './untrusted.ts';
 
 export interface SystemLogMonitorDeps {
   readonly clock: Clock;
   readonly registry: Registry;
   readonly problemMetrics: ProblemMetrics;
+  readonly logger?: Logger | undefined;
 }
 
 const TICK_MS = 1000;
@@ -26,6 +29,8 @@ export class SystemLogMonitor implements Monitor {
   private readonly logSource: LogSource;
   private readonly deps: SystemLogMonitorDeps;
   private engine: LogRuleEngine;
+  /** Lines whose writer the config does not trust: at most info events (untrusted.ts). */
+  private untrusted: UntrustedLines | undefined;
   private readonly evaluated: Counter.Internal;
   private readonly skipped: Counter.Internal;
   private readonly evalSeconds: Counter.Internal;
@@ -42,6 +47,7 @@ export class SystemLogMonitor implements Monitor {
     this.logSource = logSource;
     this.deps = deps;
     this.engine = new LogRuleEngine(config, deps.clock.now());
+    this.untrusted = this.checksWriters(config) ? this.untrustedLines(config) : undefined;
     const bySource = (name: string, help: string) => sourceCounter(deps.registry, config.source, name, help);
     this.evaluated = bySource('npd_log_lines_evaluated_total', 'Log lines run through the rules.');
     this.skipped = bySource('npd_log_lines_skipped_total', 'Log lines dropped by skipList before matching.');
@@ -87,6 +93,7 @@ export class SystemLogMonitor implements Monitor {
     const previous = this.engine.conditions();
     this.config = next;
     this.engine = new LogRuleEngine(next, this.deps.clock.now());
+    this.untrusted = this.checksWriters(next) ? this.untrustedLines(next) : undefined;
     this.exportedFallbacks = 0;
     this.logSource.retune?.(this.engine.literals());
     for (const c of previous) if (c.status !== 'False') this.engine.restore(c, { force: true });
@@ -103,7 +110,8 @@ export class SystemLogMonitor implements Monitor {
   private onLines(read: readonly LogLine[], scanned?: ScannedBatch): void {
     const started = process.hrtime.bigint();
     const lines = this.notAfterNow(read);
-    const batch = this.config.skipList.length > 0 ? this.withoutSkipped(lines, scanned) : { lines, scanned };
+    const kept = this.config.skipList.length > 0 ? this.withoutSkipped(lines, scanned) : { lines, scanned };
+    const batch = splitByTrust(kept.lines, kept.scanned);
     if (batch.scanned) {
       const { found, scan } = batch.scanned;
       for (const result of this.engine.processScanned(batch.lines, found, scan)) this.publish(result);
@@ -113,12 +121,17 @@ export class SystemLogMonitor implements Monitor {
         if (result) this.publish(result);
       }
     }
+    for (const line of batch.untrusted) {
+      this.untrusted ??= this.untrustedLines(this.config);
+      const result = this.untrusted.process(line);
+      if (result) this.publish(result);
+    }
     this.evalSeconds.inc(Number(process.hrtime.bigint() - started) / 1e9);
     const fallbacks = this.engine.setFallbacks();
     if (fallbacks > this.exportedFallbacks) this.setFallbacks.inc(fallbacks - this.exportedFallbacks);
     this.exportedFallbacks = fallbacks;
-    this.evaluated.inc(batch.lines.length);
-    const skipped = lines.length - batch.lines.length;
+    this.evaluated.inc(kept.lines.length);
+    const skipped = lines.length - kept.lines.length;
     if (skipped > 0) this.skipped.inc(skipped);
   }
 
@@ -153,6 +166,16 @@ export class SystemLogMonitor implements Monitor {
     this.emit?.(result.status);
   }
 
+  /** Whether the source may mark lines untrusted: then the refusal series exist from the start. */
+  private checksWriters(config: LogMonitorConfig): boolean {
+    return config.trustedWriter !== undefined && config.trustedWriter !== 'any';
+  }
+
+  private untrustedLines(config: LogMonitorConfig): UntrustedLines {
+    const { clock, registry, logger } = this.deps;
+    return new UntrustedLines(config, { now: () => clock.now(), registry, logger });
+  }
+
   private needsTicks(): boolean {
     return (
       this.config.conditions.some((c) => c.clearAfterMs !== undefined) ||
@@ -176,6 +199,7 @@ function sameSource(a: LogMonitorConfig, b: LogMonitorConfig): boolean {
     a.source === b.source &&
     a.lookbackMs === b.lookbackMs &&
     a.delayMs === b.delayMs &&
+    JSON.stringify(a.trustedWriter) === JSON.stringify(b.trustedWriter) &&
     JSON.stringify(a.pluginConfig) === JSON.stringify(b.pluginConfig)
   );
 }

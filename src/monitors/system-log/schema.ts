@@ -19,6 +19,7 @@ import type { LogMonitorConfig } from '../../rules/config.ts';
 import { patternError } from '../../rules/pattern.ts';
 import { re2Pattern } from '../../rules/schema.ts';
 import { unknownReferences } from '../../rules/template.ts';
+import { TRUSTED_FIELDS } from '../../sources/journald/trust.ts';
 
 /** pluginConfig keys each log plugin understands; NPD's filelog needs all three of its keys. */
 const PLUGIN_KEYS: Readonly<
@@ -53,6 +54,22 @@ const rule = z.strictObject({
   ...healthFields,
 });
 
+/** A field's allowed values: one string or a list (any of them). */
+const fieldValues = z
+  .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+  .transform((v) => (typeof v === 'string' ? [v] : v));
+
+/**
+ * journald: whose entries may be evidence (sources/journald/trust.ts). Only journald's own fields: a
+ * SYSLOG_IDENTIFIER or MESSAGE is whatever the writer says.
+ */
+const trustedWriter = z.union([
+  z.enum(['system', 'any']),
+  z.record(z.string(), fieldValues).refine((r) => Object.keys(r).length > 0, {
+    message: 'name at least one field, or use "system" or "any"',
+  }),
+]);
+
 const logMonitor = z.strictObject({
   plugin: z.enum(['kmsg', 'journald', 'filelog']),
   pluginConfig: z.record(z.string(), z.string()).default({}),
@@ -63,6 +80,7 @@ const logMonitor = z.strictObject({
   bufferSize: z.number().int().min(1).max(1000).default(10),
   source: z.string().default(''),
   metricsReporting: z.boolean().default(true),
+  trustedWriter: trustedWriter.optional(),
   conditions: z.array(condition).default([]),
   rules: z.array(rule).default([]),
   ...healthFields,
@@ -89,6 +107,8 @@ export function validateLogMonitor(
     bufferSize: v.bufferSize,
     source: v.source,
     metricsReporting: v.metricsReporting,
+    // NPD's journald configs name only an identifier or a unit: their entries need a system writer.
+    ...(v.plugin === 'journald' ? { trustedWriter: v.trustedWriter ?? 'system' } : {}),
     ...healthTag(v),
     conditions: v.conditions.map(({ clearAfter, ...c }) => ({ ...c, clearAfterMs: clearAfter })),
     rules: v.rules.map(({ window, ...r }) => ({ ...r, windowMs: window })),
@@ -126,6 +146,13 @@ function checkPluginConfig(raw: Record<string, unknown>, add: Add): void {
       add(['pluginConfig', key], 'required by the filelog plugin');
   }
   if (raw.plugin === 'filelog') checkFilelog(raw, pc, add);
+  if (raw.trustedWriter !== undefined && raw.plugin !== 'journald') {
+    add(['trustedWriter'], 'only the journald plugin knows who wrote a line');
+  }
+  const fields = isRecord(raw.trustedWriter) ? Object.keys(raw.trustedWriter) : [];
+  for (const f of fields.filter((f) => !(TRUSTED_FIELDS as readonly string[]).includes(f))) {
+    add(['trustedWriter', f], `not a field journald sets; use ${TRUSTED_FIELDS.join(', ')}`);
+  }
   if (raw.plugin === 'journald' && !pc.source && !pc.unit) {
     add(['pluginConfig'], 'journald needs "source" (SYSLOG_IDENTIFIER) or "unit" (_SYSTEMD_UNIT)');
   }

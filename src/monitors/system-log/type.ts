@@ -28,5 +28,5 @@ export function systemLogMonitorType(factories: LogSourceFactories): MonitorType
 
 /** Everything that decides which lines a log source delivers: monitors equal in it share a reader. */
 function readingKey(c: LogMonitorConfig): string {
-  return JSON.stringify([c.plugin, c.logPath, c.pluginConfig, c.lookbackMs, c.delayMs]);
+  return JSON.stringify([c.plugin, c.logPath, c.pluginConfig, c.lookbackMs, c.delayMs, c.trustedWriter]);
 }

@@ -10,6 +10,8 @@ export interface JournalArgsInput {
   readonly afterCursor?: string | undefined;
   /** Epoch milliseconds of the first entry wanted. */
   readonly sinceMs?: number | undefined;
+  /** Fields wanted beside MESSAGE (the writer's trusted fields). */
+  readonly fields?: readonly string[] | undefined;
 }
 
 /**
@@ -17,10 +19,10 @@ export interface JournalArgsInput {
  * come out as null and the message would be lost. `--output=json` still writes __CURSOR,
  * __REALTIME_TIMESTAMP and _BOOT_ID beside the fields named.
  */
-export function journalJsonArgs(directory: string): string[] {
+export function journalJsonArgs(directory: string, fields: readonly string[] = []): string[] {
   return [
     '--output=json',
-    '--output-fields=MESSAGE',
+    `--output-fields=${['MESSAGE', ...fields].join(',')}`,
     '--all',
     '--no-pager',
     '--quiet',
@@ -36,7 +38,7 @@ export function journalJsonArgs(directory: string): string[] {
  * - Matches on two different fields are ANDed by journalctl.
  */
 export function journalctlArgs(input: JournalArgsInput): string[] {
-  const args = ['--follow', '--merge', ...journalJsonArgs(input.directory)];
+  const args = ['--follow', '--merge', ...journalJsonArgs(input.directory, input.fields)];
   if (input.afterCursor !== undefined) args.push(`--after-cursor=${input.afterCursor}`);
   else if (input.sinceMs !== undefined) args.push(`--since=@${Math.floor(input.sinceMs / 1000)}`);
   for (const m of journalMatches(input)) args.push(`${m.field}=${m.value}`);

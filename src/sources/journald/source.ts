@@ -17,8 +17,9 @@ import {
   type JournalDirectory,
   journalctlArgs,
 } from './args.ts';
-import { parseJournalEntry } from './entry.ts';
+import { journalEntryOf, parseJournalRecord } from './entry.ts';
 import { JournalFollower, type SpawnFn } from './follower.ts';
+import { trustFields, untrustedWriter } from './trust.ts';
 
 export interface JournaldSourceOptions {
   /** The journalctl binary. */
@@ -178,6 +179,7 @@ class JournaldSource implements LogSource {
       unit: this.config.pluginConfig.unit,
       afterCursor: this.cursor,
       sinceMs: this.startAt,
+      fields: trustFields(this.config.trustedWriter ?? 'any'),
     });
   }
 
@@ -214,8 +216,9 @@ class JournaldSource implements LogSource {
       this.badLines.note(() => ({ reason: `JSON record over ${MAX_JSON_LINE_BYTES} bytes` }));
       return;
     }
-    const entry = parseJournalEntry(line.text);
-    if (entry instanceof Error) {
+    const record = parseJournalRecord(line.text);
+    const entry = record instanceof Error ? record : journalEntryOf(record);
+    if (record instanceof Error || entry instanceof Error) {
       this.malformed.inc();
       this.badLines.note(() => ({ reason: entry.message, line: line.text.slice(0, 200) }));
       return;
@@ -231,6 +234,9 @@ class JournaldSource implements LogSource {
       return;
     }
     if (entry.truncated) this.metrics.truncated.inc();
-    batch.push({ timestamp: entry.timestamp, message: entry.message });
+    // Marked, not dropped: the monitor decides what an untrusted line may still do, rule by rule.
+    const untrusted = untrustedWriter(this.config.trustedWriter ?? 'any', record);
+    const { timestamp, message } = entry;
+    batch.push(untrusted === undefined ? { timestamp, message } : { timestamp, message, untrusted });
   }
 }
