@@ -3,7 +3,8 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, zeroed } from '../core/metrics.ts';
-import type { Status } from '../core/types.ts';
+import { notAfter } from '../core/not-after.ts';
+import type { ProblemEvent, Status } from '../core/types.ts';
 import { hostPaths } from '../host/paths.ts';
 import { readPstoreDmesg } from '../host/pstore.ts';
 import {
@@ -48,12 +49,19 @@ function crashMetrics(registry: Registry) {
     help: "Start-up reads of the previous boot's kernel lines in the journal that reported nothing, by reason.",
     labelNames: ['reason'],
   });
+  const future = counter(registry, {
+    name: 'npd_previous_boot_crashes_future_timestamp_total',
+    help: "Previous-boot crash reports stamped later than the agent's clock, posted as of now, by where they were found (pstore, journal).",
+    labelNames: ['origin'],
+  });
   // Every known series exists from the start, so increase() sees the first crash (docs/metrics.md).
-  for (const origin of ['pstore', 'journal'])
+  for (const origin of ['pstore', 'journal']) {
     zeroed(crashes, ...CRASH_KINDS.map((kind) => ({ kind, origin })));
+    zeroed(future, { origin });
+  }
   zeroed(pstoreSkipped, { reason: 'compressed' }, { reason: 'oversized' }, { reason: 'no_crash' });
   zeroed(journalSkipped, ...JOURNAL_SKIPS.map((reason) => ({ reason })));
-  return { crashes, pstoreSkipped, journalSkipped };
+  return { crashes, pstoreSkipped, journalSkipped, future };
 }
 
 /**
@@ -81,7 +89,33 @@ async function report(deps: CrashReportDeps, emit: (s: Status) => void): Promise
   const reports = [...pstore, ...journal];
   if (reports.length === 0) return;
   deps.logger.warn({ crashes: reports.map((r) => r.event.message) }, 'the previous boot crashed');
-  emit({ source: CRASH_SOURCE, events: reports.map((r) => r.event), conditions: [] });
+  const events = [
+    ...notAfterNow(deps, metrics, pstore, 'pstore'),
+    ...notAfterNow(deps, metrics, journal, 'journal'),
+  ];
+  emit({ source: CRASH_SOURCE, events, conditions: [] });
+}
+
+/**
+ * A report stamped later than now (a dump or journal line written while the clock ran ahead) counts
+ * from now, as log lines do: posted with a time in the future, it would raise the source's event
+ * watermark past now, and every later previous-boot crash report would then look already posted.
+ */
+function notAfterNow(
+  deps: CrashReportDeps,
+  m: Metrics,
+  reports: readonly CrashReport[],
+  origin: 'pstore' | 'journal',
+): readonly ProblemEvent[] {
+  return notAfter(
+    reports.map((r) => r.event),
+    deps.clock.now(),
+    (e) => {
+      m.future.inc({ origin });
+      const stamped = new Date(e.timestamp).toISOString();
+      deps.logger.warn({ crash: e.message, stamped }, 'a crash report stamped in the future counts from now');
+    },
+  );
 }
 
 async function fromPstore(deps: CrashReportDeps, m: Metrics): Promise<readonly CrashReport[]> {

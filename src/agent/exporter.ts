@@ -168,7 +168,7 @@ function kubeExporter(parts: KubeParts): Exporter {
       // failure costs NPD's writes. After a crash up to one heartbeat period of events may be posted
       // again, which NPD does after every restart.
       onRecorded: (source, timestamp) => {
-        if (ownership.advance(source, timestamp))
+        if (ownership.advance(source, timestamp, parts.deps.clock.now()))
           conditions.requestSync(parts.deps.options.heartbeatPeriodMs);
       },
     });

@@ -78,10 +78,17 @@ export class Ownership {
     this.configured = next;
   }
 
-  /** Returns true when the watermark moved, i.e. the annotation is worth re-sending. */
-  advance(source: string, timestamp: number): boolean {
-    if ((this.watermarks[source] ?? Number.NEGATIVE_INFINITY) >= timestamp) return false;
-    this.watermarks[source] = timestamp;
+  /**
+   * Returns true when the watermark moved, i.e. the annotation is worth re-sending. An event stamped
+   * after `now` counts as of `now`, and a watermark found after `now` (a clock that ran ahead, a forged
+   * annotation) is replaced: it only rises, so one mark in the future would stay there and make every
+   * later replay, a previous boot's crash report among them, look already posted.
+   */
+  advance(source: string, timestamp: number, now: number): boolean {
+    const at = Math.min(timestamp, now);
+    const mark = this.watermarks[source];
+    if (mark !== undefined && mark <= now && mark >= at) return false;
+    this.watermarks[source] = at;
     return true;
   }
 

@@ -33,6 +33,7 @@ export class EventDispatcher {
   private readonly pending: { source: string; event: ProblemEvent }[] = [];
   private readonly metrics: RecorderMetrics;
   private readonly suppressed: Counter<'source'>;
+  private readonly futureMarks: Counter<'source'>;
   private readonly declared = new Set<string>();
 
   constructor(registry: Registry) {
@@ -42,12 +43,20 @@ export class EventDispatcher {
       help: 'Events re-detected by a lookback replay after a restart and not posted again.',
       labelNames: ['source'],
     });
+    this.futureMarks = counter(registry, {
+      name: 'npd_events_watermarks_ignored_total',
+      help: "Event watermarks read from the Node that lie after this agent's start (a clock that ran ahead, a forged annotation), ignored: that source's replays may be posted again.",
+      labelNames: ['source'],
+    });
   }
 
   /** Called once the recorders exist; queued events are recorded in order. */
   attach(recorders: RecorderSource, options: AttachOptions = {}): void {
     this.recorders = recorders;
     this.options = options;
+    const { watermarks, startedAt } = options;
+    for (const [source, mark] of Object.entries(watermarks ?? {}))
+      if (startedAt !== undefined && mark > startedAt) this.futureMarks.inc({ source });
     for (const source of this.declared) recorders.recorderFor(source);
     for (const { source, event } of this.pending.splice(0)) this.record(source, event);
   }
@@ -61,6 +70,7 @@ export class EventDispatcher {
       if (this.declared.has(source)) continue;
       this.declared.add(source);
       zeroed(this.suppressed, { source });
+      zeroed(this.futureMarks, { source });
       zeroed(this.metrics.dropped, { point: 'awaiting_node_uid', source, watcher: '' });
       this.recorders?.recorderFor(source);
     }
@@ -88,6 +98,9 @@ export class EventDispatcher {
     const { watermarks, startedAt } = this.options;
     const mark = watermarks?.[source];
     if (mark === undefined || startedAt === undefined || event.timestamp >= startedAt) return false;
+    // No earlier run recorded an event after this one started: such a mark (a clock that ran ahead, a
+    // forged annotation) is ignored, or it would hide every replay, a crash report among them.
+    if (mark > startedAt) return false;
     return event.timestamp <= mark + REPLAY_TOLERANCE_MS;
   }
 }
