@@ -63,11 +63,20 @@ export interface Status {
   readonly conditions: readonly Condition[];
 }
 
+/** `[start, end)` offsets into a line's message (UTF-16 units, as String.slice counts). */
+export type QuotedSpan = readonly [start: number, end: number];
+
 /** One log record from any log source, already stripped of its own framing. */
 export interface LogLine {
   /** Epoch milliseconds. */
   readonly timestamp: number;
   readonly message: string;
+  /**
+   * Spans of the message that its trusted writer (the kernel, containerd, the kubelet) quotes from user
+   * space: a process or file name, a pod's command. Set by the source's classifier; no rule may take
+   * them as evidence (rules/untrusted.ts). Absent on most lines.
+   */
+  readonly quoted?: readonly QuotedSpan[] | undefined;
   /**
    * Set when the source knows the writer and it is not one the config trusts (a journal entry from
    * an unprivileged process): why. Such a line may give at most an info event, never a condition.

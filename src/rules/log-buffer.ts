@@ -1,6 +1,7 @@
 import type { LogLine } from '../core/types.ts';
 import type { LineBytes } from './line-bytes.ts';
 import type { CompiledPattern, PatternMatch } from './pattern.ts';
+import { hasQuoted, trustedText } from './untrusted.ts';
 
 export interface BufferMatch {
   /** The buffered lines the match overlaps, oldest first. */
@@ -18,7 +19,11 @@ export class LogBuffer {
   private next = 0;
   private count = 0;
   private joined: string | undefined;
+  /** The join with every quoted span masked (untrusted.ts), built only while a line has spans. */
+  private joinedTrusted: string | undefined;
   private ordered: LogLine[] | undefined;
+  /** Buffered lines that carry quoted spans. */
+  private quotedLines = 0;
 
   constructor(size: number) {
     if (size < 1) throw new RangeError('bufferSize must be at least 1');
@@ -26,35 +31,79 @@ export class LogBuffer {
   }
 
   push(line: LogLine): void {
+    const evicted = this.ring[this.next];
+    if (evicted && hasQuoted(evicted)) this.quotedLines--;
+    if (hasQuoted(line)) this.quotedLines++;
     this.ring[this.next] = line;
     this.next = this.next + 1 === this.ring.length ? 0 : this.next + 1;
     if (this.count < this.ring.length) this.count++;
     this.joined = undefined;
+    this.joinedTrusted = undefined;
     this.ordered = undefined;
+  }
+
+  /** Whether the text the pattern is matched against holds a quoted span (so the trusted view may differ). */
+  quotedIn(pattern: CompiledPattern): boolean {
+    if (this.quotedLines === 0) return false;
+    if (!pattern.lastLineOnly) return true;
+    const last = this.newest();
+    return last !== undefined && hasQuoted(last);
   }
 
   newest(): LogLine | undefined {
     return this.ring[this.next === 0 ? this.ring.length - 1 : this.next - 1];
   }
 
-  /** The lines a match overlaps, oldest first, without extracting its groups. */
-  matchedLines(pattern: CompiledPattern, bytes?: LineBytes): readonly LogLine[] | undefined {
+  /**
+   * The lines a match overlaps, oldest first, without extracting its groups. `trusted`: match the
+   * text with quoted spans masked (same length, so the lines found are the same).
+   */
+  matchedLines(pattern: CompiledPattern, bytes?: LineBytes, trusted = false): readonly LogLine[] | undefined {
     const last = this.newest();
-    if (!last || !pattern.lastLineOnly) return this.match(pattern)?.lines;
+    if (!last || !pattern.lastLineOnly) return this.match(pattern, trusted)?.lines;
+    if (trusted) return pattern.test(trustedText(last)) ? [last] : undefined;
     return pattern.test(last.message, bytes) ? [last] : undefined;
   }
 
-  match(pattern: CompiledPattern): BufferMatch | undefined {
+  match(pattern: CompiledPattern, trusted = false): BufferMatch | undefined {
     const last = this.newest();
     if (!last) return undefined;
     if (pattern.lastLineOnly) {
-      const match = pattern.exec(last.message);
+      const match = pattern.exec(trusted ? trustedText(last) : last.message);
       return match ? { lines: [last], match } : undefined;
     }
     const lines = this.lines();
-    this.joined ??= lines.map((l) => l.message).join('\n');
-    const match = pattern.exec(this.joined);
+    const match = pattern.exec(trusted ? this.trustedJoin(lines) : this.join(lines));
     return match ? { lines: linesFrom(lines, match.start), match } : undefined;
+  }
+
+  /** A match of the text as read that the masked text has too: its lines, and its groups if asked. */
+  trustedMatch(
+    pattern: CompiledPattern,
+    groups: boolean,
+  ): { lines: readonly LogLine[]; found?: BufferMatch } | undefined {
+    if (groups) {
+      const found = this.match(pattern, true);
+      return found && { lines: found.lines, found };
+    }
+    const lines = this.matchedLines(pattern, undefined, true);
+    return lines && { lines };
+  }
+
+  /** Whether the pattern matches both the text as read and, where it holds quoted spans, the masked text. */
+  matchedTrusted(pattern: CompiledPattern, bytes: LineBytes): boolean {
+    if (!this.matchedLines(pattern, bytes)) return false;
+    return !this.quotedIn(pattern) || this.matchedLines(pattern, undefined, true) !== undefined;
+  }
+
+  private join(lines: readonly LogLine[]): string {
+    this.joined ??= lines.map((l) => l.message).join('\n');
+    return this.joined;
+  }
+
+  private trustedJoin(lines: readonly LogLine[]): string {
+    this.joinedTrusted ??= lines.map(trustedText).join('\n');
+    return this.joinedTrusted;
   }
 
   /** Oldest first. */

@@ -24,6 +24,8 @@ export interface EngineResult {
   readonly status: Status;
   readonly counted: readonly CountedReason[];
   readonly gauges: readonly GaugeChange[];
+  /** Reasons of rules whose match needed quoted text (LogLine.quoted, untrusted.ts), discarded. */
+  readonly untrusted?: readonly string[];
 }
 
 interface CompiledRule {
@@ -49,6 +51,7 @@ interface Step {
   gauges: GaugeChange[];
   /** Reasons for problem_counter: every temporary rule's event, whatever its severity, and each raise. */
   counted: CountedReason[];
+  untrusted: string[];
 }
 
 /**
@@ -140,7 +143,7 @@ export class LogRuleEngine {
     const bytes = new LineBytes();
     // A long line past several prefilters: one set pass says which of those rules match at all.
     const may = this.patternSet.screen(line.message, bytes, candidates) ?? candidates;
-    const step: Step = { events: [], gauges: [], counted: [] };
+    const step: Step = { events: [], gauges: [], counted: [], untrusted: [] };
     for (let i = 0; i < this.rules.length; i++) {
       const rule = this.rules[i] as CompiledRule;
       if (may[i] || rule.recover || rule.revert) this.apply(rule, line, step, may[i] === true, bytes);
@@ -150,7 +153,7 @@ export class LogRuleEngine {
 
   /** Time-based recovery (clearAfter, frequency windows); call with the clock or replayed time. */
   tick(now: number): EngineResult | undefined {
-    const step: Step = { events: [], gauges: [], counted: [] };
+    const step: Step = { events: [], gauges: [], counted: [], untrusted: [] };
     for (const rule of this.rules) {
       const cond = rule.config.condition;
       if (rule.window && cond && this.isActive(cond, rule.config.reason) && !rule.window.reached(now)) {
@@ -175,13 +178,14 @@ export class LogRuleEngine {
   /** `mayHit` false: the rule's own pattern certainly does not match; only recovery is looked at. */
   private apply(rule: CompiledRule, line: LogLine, step: Step, mayHit: boolean, bytes: LineBytes): void {
     const cfg = rule.config;
+    // Recovery and revert lines hide a problem, so quoted text is no evidence for them either.
     if (rule.recover && cfg.condition && this.isActive(cfg.condition, cfg.reason)) {
-      if (this.buffer.matchedLines(rule.recover, bytes)) this.clear(cfg.condition, line.timestamp, step);
+      if (this.buffer.matchedTrusted(rule.recover, bytes)) this.clear(cfg.condition, line.timestamp, step);
     }
-    if (rule.revert && rule.window && this.buffer.matchedLines(rule.revert, bytes)) {
+    if (rule.revert && rule.window && this.buffer.matchedTrusted(rule.revert, bytes)) {
       rule.window.revert(line.timestamp);
     }
-    const hit = mayHit ? this.hit(rule, bytes) : undefined;
+    const hit = mayHit ? this.hit(rule, bytes, step) : undefined;
     if (!hit) return;
     const first = hit.lines[0] ?? line;
     if (cfg.condition) this.lastHit.set(cfg.condition, line.timestamp);
@@ -204,16 +208,20 @@ export class LogRuleEngine {
     }
   }
 
-  /** Submatches cost RE2 far more than a yes/no answer, so only templated rules ask for them. */
-  private hit(rule: CompiledRule, bytes: LineBytes): Hit | undefined {
+  /**
+   * Submatches cost RE2 far more than a yes/no answer, so only templated rules ask for them. Over quoted
+   * spans a match counts only if the masked text matches too (whose groups are then used).
+   */
+  private hit(rule: CompiledRule, bytes: LineBytes, step: Step): Hit | undefined {
     const cfg = rule.config;
-    const found = rule.templated ? this.buffer.match(rule.pattern) : undefined;
-    const lines = found
-      ? found.lines
-      : rule.templated
-        ? undefined
-        : this.buffer.matchedLines(rule.pattern, bytes);
+    let found = rule.templated ? this.buffer.match(rule.pattern) : undefined;
+    let lines = rule.templated ? found?.lines : this.buffer.matchedLines(rule.pattern, bytes);
     if (!lines) return undefined;
+    if (this.buffer.quotedIn(rule.pattern)) {
+      const trusted = this.buffer.trustedMatch(rule.pattern, rule.templated);
+      if (!trusted) return void step.untrusted.push(cfg.reason);
+      ({ lines, found } = trusted);
+    }
     let message = cfg.message ? expand(cfg.message, found) : joined(lines);
     if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;
     return { lines, reason: expand(cfg.reason, found), message };
@@ -253,9 +261,10 @@ export class LogRuleEngine {
   }
 
   private result(step: Step): EngineResult | undefined {
-    if (step.events.length === 0 && step.gauges.length === 0) return undefined;
+    if (step.events.length === 0 && step.gauges.length === 0 && step.untrusted.length === 0) return undefined;
     const status = { source: this.config.source, events: step.events, conditions: this.conditions() };
-    return { status, counted: step.counted, gauges: step.gauges };
+    const result = { status, counted: step.counted, gauges: step.gauges };
+    return step.untrusted.length === 0 ? result : { ...result, untrusted: step.untrusted };
   }
 }
 

@@ -1,4 +1,6 @@
 import type { ProblemEvent } from '../../core/types.ts';
+import { maskSpans } from '../../rules/untrusted.ts';
+import { kernelQuotedSpans } from '../../sources/kmsg/quoted.ts';
 
 export const CRASH_KINDS = ['panic', 'oops', 'hard_lockup'] as const;
 
@@ -33,16 +35,25 @@ export interface CrashLine {
 /**
  * The worst crash in kernel log lines, oldest first: the first hard lockup line, else the first
  * panic line, else the first oops line. A hard lockup that panicked is a hard lockup, and an oops
- * that panicked is named after the panic, so an alert sees the outcome. Pure.
+ * that panicked is named after the panic, so an alert sees the outcome. The wordings are searched
+ * outside the text a record quotes from user space (sources/kmsg/quoted.ts): a segfault report of a
+ * program named `Kernel panic - not syncing: x` is no crash. Pure.
  */
 export function worstCrashLine(lines: readonly string[]): CrashLine | undefined {
+  const texts = lines.map(kernelText);
   for (const [kind, re] of [
     ['hard_lockup', HARD_LOCKUP],
     ['panic', PANIC],
     ['oops', OOPS],
   ] as const) {
-    const index = lines.findIndex((l) => re.test(l));
+    const index = texts.findIndex((l) => re.test(l));
     if (index >= 0) return { kind, index };
   }
   return undefined;
+}
+
+/** The line with the spans it quotes from user space masked. */
+function kernelText(line: string): string {
+  const spans = kernelQuotedSpans(line);
+  return spans ? maskSpans(line, spans) : line;
 }

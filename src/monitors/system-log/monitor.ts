@@ -8,6 +8,7 @@ import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
 import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
+import { QuotedMatches } from './quoted-matches.ts';
 import { splitByTrust, UntrustedLines } from './untrusted.ts';
 
 export interface SystemLogMonitorDeps {
@@ -36,6 +37,7 @@ export class SystemLogMonitor implements Monitor {
   private readonly evalSeconds: Counter.Internal;
   private readonly setFallbacks: Counter.Internal;
   private readonly future: Counter.Internal;
+  private readonly quotedMatches: QuotedMatches;
   /** The engine's fallback count already exported (a new engine starts from 0). */
   private exportedFallbacks = 0;
   private emit: ((s: Status) => void) | undefined;
@@ -64,6 +66,12 @@ export class SystemLogMonitor implements Monitor {
       'Log lines stamped later than the agent clock; they count from when they were read.',
     );
     if (config.metricsReporting) deps.problemMetrics.initialise(config.rules);
+    const now = () => deps.clock.now();
+    this.quotedMatches = new QuotedMatches(config.source, {
+      registry: deps.registry,
+      now,
+      logger: deps.logger,
+    });
   }
 
   async start(emit: (status: Status) => void): Promise<void> {
@@ -162,6 +170,7 @@ export class SystemLogMonitor implements Monitor {
   }
 
   private publish(result: EngineResult): void {
+    if (result.untrusted) this.quotedMatches.note(result);
     if (this.config.metricsReporting) this.deps.problemMetrics.apply(result);
     this.emit?.(result.status);
   }

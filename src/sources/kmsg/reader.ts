@@ -13,6 +13,7 @@ import { BUSY_POLL_MS, nextDrain, type Pace, QUIET } from './pacing.ts';
 import { createMetrics, type ReaderMetrics, SKIP_REASONS, type SkipReason } from './metrics.ts';
 import { kmsgTimestampMs, LEADING_SEQ, parseKmsgRecord } from './parser.ts';
 import { kmsgStartPosition } from './position.ts';
+import { kernelLine } from './quoted.ts';
 
 export interface KmsgReaderOptions {
   readonly clock: Clock;
@@ -217,7 +218,7 @@ export class KmsgReader {
     const timestamp = kmsgTimestampMs(this.bootTime ?? 0, record.usec);
     const reason = this.skipReason(record, timestamp);
     if (reason) this.skipCounts.set(reason, (this.skipCounts.get(reason) ?? 0) + 1);
-    else batch.push({ timestamp, message: record.message });
+    else batch.push(kernelLine(timestamp, record.message));
   }
 
   private flushCounts(): void {

@@ -1,0 +1,43 @@
+import type { Counter, Registry } from 'prom-client';
+import type { Logger } from '../../core/logger.ts';
+import { SampledWarning } from '../../core/sampled-warning.ts';
+import type { EngineResult } from '../../rules/log-engine.ts';
+import { untrustedMatches } from '../../rules/untrusted.ts';
+
+/**
+ * Counts and logs the matches the engine discarded because only text the line's writer quotes from
+ * user space matched (a process or file name in a kernel record, a pod's command in a containerd
+ * line): npd_log_lines_untrusted_total{source,rule}, and one warning per rule a minute at most.
+ */
+export class QuotedMatches {
+  private readonly source: string;
+  private readonly counter: Counter<'source' | 'rule'>;
+  private readonly warnings = new Map<string, SampledWarning>();
+  private readonly now: () => number;
+  private readonly logger: Logger | undefined;
+
+  constructor(source: string, deps: { registry: Registry; now: () => number; logger?: Logger | undefined }) {
+    this.source = source;
+    this.counter = untrustedMatches(deps.registry);
+    this.now = deps.now;
+    this.logger = deps.logger;
+  }
+
+  note(result: EngineResult): void {
+    for (const rule of result.untrusted ?? []) {
+      this.counter.inc({ source: this.source, rule });
+      this.warningFor(rule).note(() => ({ source: this.source, rule }));
+    }
+  }
+
+  private warningFor(rule: string): SampledWarning {
+    let warning = this.warnings.get(rule);
+    if (!warning) {
+      warning = new SampledWarning(this.now, (fields) =>
+        this.logger?.warn(fields, 'rule matched only text the writer quotes from user space; discarded'),
+      );
+      this.warnings.set(rule, warning);
+    }
+    return warning;
+  }
+}
