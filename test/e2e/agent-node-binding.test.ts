@@ -192,3 +192,52 @@ test('the diagnostics key annotation: its own node takes it, another node refuse
   };
   assert.equal(other.metadata.annotations?.[KEY_ANNOTATION], undefined);
 });
+
+test("Event updates: another node's or a Pod's Event is not moved onto its own node; its own is updated", async () => {
+  // Issue 38 finding 6: the policy judged an update by the new object only, so a node's token could
+  // move any Event in `default` onto its own node and rewrite it.
+  const podEvent = {
+    metadata: { name: 'pod.e2e', namespace: 'default' },
+    involvedObject: { kind: 'Pod', name: 'web-0', namespace: 'default', uid: 'web-0' },
+    reason: 'BackOff',
+    message: 'Back-off restarting failed container',
+    type: 'Warning',
+    source: { component: 'kubelet', host: OTHER },
+  };
+  await must('POST', '/api/v1/namespaces/default/events', event(OTHER, 'other-update.e2e'));
+  await must('POST', '/api/v1/namespaces/default/events', podEvent);
+  await must('POST', '/api/v1/namespaces/default/events', event(cp.nodeName, 'own-update.e2e'));
+  const moveOnto = (name: string, node: string) =>
+    cp.request('PATCH', `/api/v1/namespaces/default/events/${name}`, {
+      token: onNode,
+      contentType: 'application/merge-patch+json',
+      body: {
+        involvedObject: { kind: 'Node', name: node, uid: node, namespace: null },
+        message: 'rewritten',
+      },
+    });
+  const other = await moveOnto('other-update.e2e', cp.nodeName);
+  assert.equal(other.status, 403, other.text);
+  assert.match(
+    other.text,
+    new RegExp(`on node ${cp.nodeName} may only change what is about its own node, not ${OTHER}`),
+  );
+  const pod = await moveOnto('pod.e2e', cp.nodeName);
+  assert.equal(pod.status, 403, pod.text);
+  assert.match(pod.text, /may only change what is about its own node, not this object/);
+  for (const name of ['other-update.e2e', 'pod.e2e']) {
+    const kept = (await must('GET', `/api/v1/namespaces/default/events/${name}`, undefined)) as {
+      message: string;
+    };
+    assert.notEqual(kept.message, 'rewritten', `${name} was rewritten`);
+  }
+  // Negative control: the same update of its own node's Event (the agent's series count) passes.
+  const own = await moveOnto('own-update.e2e', cp.nodeName);
+  assert.equal(own.status, 200, own.text);
+  const ownSeries = await cp.request('PATCH', '/api/v1/namespaces/default/events/own-update.e2e', {
+    token: onNode,
+    contentType: 'application/merge-patch+json',
+    body: { count: 2 },
+  });
+  assert.equal(ownSeries.status, 200, ownSeries.text);
+});
