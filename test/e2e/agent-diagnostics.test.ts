@@ -253,6 +253,26 @@ describe('NodeDiagnostic bundles', () => {
     assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_failures_total{stage="target"}'), 1);
   });
 
+  test('a 5,000-character key id is refused in a status the real API server accepts (issue 38 item 5)', {
+    timeout: 120_000,
+  }, async () => {
+    // Quoted whole, the refusal was over the CRD's 4,096 characters: 422 at every poll, never Failed.
+    const kid = 'k'.repeat(5000);
+    await apply(
+      nodeDiagnosticYaml('bundle-long-kid', cp.nodeName, { sealed: `npd-sealed-v1.${kid}.A.A.A.A` }),
+    );
+    const nd = await finished('bundle-long-kid');
+    assert.equal(nd.status?.phase, 'Failed');
+    assert.match(
+      nd.status?.message ?? '',
+      /^sealedUploadURL was sealed to key k{32}…, but this node's agent/,
+    );
+    assert.equal(
+      await metricValue(agent.metricsUrl, 'npd_diagnostics_failures_total{stage="status_rejected"}'),
+      0,
+    );
+  });
+
   test('the CRD takes exactly one of sealedUploadURL and uploadURL', async () => {
     const both = `${nodeDiagnosticYaml('both', cp.nodeName, 'https://x/y')}  sealedUploadURL: 'npd-sealed-v1.x'\n`;
     const neither = nodeDiagnosticYaml('neither', cp.nodeName, 'https://x/y').replace(
@@ -319,8 +339,9 @@ describe('NodeDiagnostic bundles', () => {
     const rest = ['nodediagnostic.node-problem-detector.io/other-node-request'];
     await waitFor(async () => JSON.stringify(await names()) === JSON.stringify(rest), 30_000, agent.output);
     assert.deepEqual(await names(), rest);
-    assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_expired_total'), 5);
+    // The six this node's agent finished above: success, fail, small, plain, long-kid, after-restart.
+    assert.equal(await metricValue(agent.metricsUrl, 'npd_diagnostics_expired_total'), 6);
     const deletes = { user: AGENT_USER, resource: 'nodediagnostics', verb: 'delete', code: 200 };
-    assert.equal(cp.countAudit(deletes), 5, 'deleted through the API with the component RBAC');
+    assert.equal(cp.countAudit(deletes), 6, 'deleted through the API with the component RBAC');
   });
 });
