@@ -4,7 +4,7 @@
 # chart with its image defaulting to that registry path and pushes it as an OCI artifact.
 #
 #   npm run release -- --registry=<host[:port]/path> [--version=<v>] [--platforms=linux/amd64,linux/arm64]
-#                      [--plain-http] [--key=<cosign.key>]
+#                      [--plain-http] [--key=<cosign.key>] [--overwrite]
 #
 # The version is package.json's: --version must equal it when given (a release tag checks itself
 # against the tree). Pushes:
@@ -12,6 +12,10 @@
 #   <registry>/charts/node-problem-detector:<v>    the chart (helm install oci://<registry>/charts/...)
 # --key: a cosign private key (COSIGN_PASSWORD in the environment); without it nothing is signed or
 # attested, and the release says so. --plain-http: the registry speaks HTTP (a registry on 127.0.0.1).
+# A version is published once: when the image tag or the chart version exists in the registry already,
+# the release refuses (exit 2) before building anything, unless --overwrite says to replace it. What is
+# signed and attested is what this run pushed, by the digests the pushes returned: the tag is never read
+# back, so a concurrent push to it cannot be signed in its place.
 # REGISTRY_USERNAME and REGISTRY_PASSWORD, when set, log crane (whose docker config cosign and syft
 # read too) and helm in to the registry's host first. The tools come from test/tools/release-tools/build.sh and test/tools/go-tools.sh (helm).
 # Prints REF=, DIGEST=, CHART= for scripts on stdout; progress on stderr.
@@ -21,7 +25,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { printf '[release %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { printf 'release: %s\n' "$*" >&2; exit 2; }
 
-registry="" version="" platforms="linux/amd64,linux/arm64" plain_http="" key=""
+registry="" version="" platforms="linux/amd64,linux/arm64" plain_http="" key="" overwrite=""
 for arg in "$@"; do
   case "$arg" in
     --registry=*) registry="${arg#*=}" ;;
@@ -29,7 +33,8 @@ for arg in "$@"; do
     --platforms=*) platforms="${arg#*=}" ;;
     --plain-http) plain_http=1 ;;
     --key=*) key="${arg#*=}" ;;
-    *) die "unknown argument $arg (usage: --registry=<host[:port]/path> [--version=<v>] [--platforms=...] [--plain-http] [--key=<file>])" ;;
+    --overwrite) overwrite=1 ;;
+    *) die "unknown argument $arg (usage: --registry=<host[:port]/path> [--version=<v>] [--platforms=...] [--plain-http] [--key=<file>] [--overwrite])" ;;
   esac
 done
 [ -n "$registry" ] || die "--registry=<host[:port]/path> is required"
@@ -58,8 +63,27 @@ if [ -n "${REGISTRY_USERNAME:-}" ]; then
   printf '%s' "$REGISTRY_PASSWORD" | "$HELM" registry login "$host" -u "$REGISTRY_USERNAME" --password-stdin >&2
 fi
 
-# One image per platform, pushed by digest; the index lists them.
-index_args=()
+# Refuses a reference that exists already (unless --overwrite); an answer other than "not found" (no
+# access, no network) is no proof that it is new, so it stops the release too.
+refuse_existing() {
+  local what="$1" at="$2" found err
+  err="$(mktemp)"
+  if found="$("$CRANE" digest "${insecure[@]}" "$at" 2>"$err")"; then
+    rm -f "$err"
+    [ -n "$overwrite" ] || die "$what $at exists already ($found): a version is published once; --overwrite replaces it"
+    log "--overwrite: replacing $what $at (was $found)"
+  elif grep -qE 'MANIFEST_UNKNOWN|NAME_UNKNOWN|NOT_FOUND|404' "$err"; then
+    rm -f "$err"
+  else
+    die "cannot tell whether $what $at exists: $(tr '\n' ' ' <"$err" | head -c 400)"
+  fi
+}
+digest_ok() { [[ "$1" =~ ^sha256:[0-9a-f]{64}$ ]] || die "$2 returned no digest (got '$1')"; }
+refuse_existing image "$ref"
+refuse_existing chart "$registry/charts/node-problem-detector:$version"
+
+# One image per platform, pushed by digest; the index lists them. Each digest is the push's own.
+index_args=() plat_digests=()
 IFS=, read -r -a plats <<<"$platforms"
 for p in "${plats[@]}"; do
   local_tag="localhost/node-problem-detector:$version-${p//\//-}"
@@ -69,16 +93,21 @@ for p in "${plats[@]}"; do
   skopeo copy --quiet --dest-compress-format gzip "containers-storage:$local_tag" "oci:$layout:img" >&2
   digest="$("$CRANE" push "${insecure[@]}" "$layout" "$image" 2>/dev/null | sed 's/.*@//')"
   rm -rf "$layout"
+  digest_ok "$digest" "crane push ($p)"
+  plat_digests+=("$digest")
   log "pushed $p: $image@$digest"
   index_args+=(-m "$image@$digest")
 done
-"$CRANE" index append "${insecure[@]}" "${index_args[@]}" -t "$ref" >&2
-index_digest="$("$CRANE" digest "${insecure[@]}" "$ref")"
+# Checked again just before the tag is written: the build took minutes.
+refuse_existing image "$ref"
+# crane index append prints <image>@<digest> of the index it wrote: that digest is signed below.
+index_digest="$("$CRANE" index append "${insecure[@]}" "${index_args[@]}" -t "$ref" | sed 's/.*@//')"
+digest_ok "$index_digest" "crane index append"
 log "pushed the index $ref@$index_digest"
 
 if [ -n "$key" ]; then
-  for p in "${plats[@]}"; do
-    d="$("$CRANE" digest "${insecure[@]}" --platform "$p" "$ref")"
+  for i in "${!plats[@]}"; do
+    p="${plats[$i]}" d="${plat_digests[$i]}"
     sbom="$(mktemp)"
     "$SYFT" scan --quiet "registry:$image@$d" -o "spdx-json=$sbom"
     # The SBOM as a signed in-toto attestation: `cosign verify-attestation` proves who attached it.
@@ -101,6 +130,7 @@ sed -i "s#^  repository: node-problem-detector\$#  repository: $image#" "$chart_
 grep -q "^  repository: $image\$" "$chart_dir/node-problem-detector/values.yaml" \
   || die "deploy/helm/node-problem-detector/values.yaml: image.repository is not the default this script rewrites"
 "$HELM" package --version "$version" --app-version "$version" -d "$chart_dir" "$chart_dir/node-problem-detector" >&2
+refuse_existing chart "$registry/charts/node-problem-detector:$version"
 "$HELM" push "${helm_http[@]}" "$chart_dir/node-problem-detector-$version.tgz" "oci://$registry/charts" >&2
 log "pushed the chart oci://$registry/charts/node-problem-detector:$version"
 echo "REF=$ref"

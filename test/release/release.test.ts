@@ -171,6 +171,24 @@ describe('release to a registry on 127.0.0.1', { skip, timeout: 90 * 60_000 }, (
     assert.match(r.stderr, /--version=9\.9\.9: package\.json says/);
   });
 
+  test('a version already in the registry is refused before anything is built; the tag keeps its digest', async () => {
+    // Issue 38 finding 9: a second run re-published an existing version without a word.
+    const r = await run(
+      'bash',
+      [join(REPO, 'deploy', 'release.sh'), `--registry=${registry.host}/npd`, '--plain-http'],
+      { timeoutMs: 10 * 60_000 },
+    );
+    assert.equal(r.code, 2, r.stderr.slice(-2000));
+    assert.match(
+      r.stderr,
+      new RegExp(`image ${image}:${VERSION} exists already \\(sha256:[0-9a-f]{64}\\).*--overwrite`),
+    );
+    assert.doesNotMatch(r.stderr, /building linux/, 'refused before building');
+    const now = await run(tools.crane, ['digest', '--insecure', released.ref]);
+    assert.equal(now.stdout.trim(), released.digest, 'the tag still names the released index');
+    // The negative control is the release in before(): the same command on a new version published.
+  });
+
   async function platformRefs(): Promise<string[]> {
     const refs: string[] = [];
     for (const p of PLATFORMS) {
