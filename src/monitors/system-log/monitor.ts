@@ -1,6 +1,7 @@
 import type { Counter, Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
+import { notAfter } from '../../core/not-after.ts';
 import type { Condition, LogLine, MonitorHealth, Status } from '../../core/types.ts';
 import type { ProblemMetrics } from '../../metrics/problem-metrics.ts';
 import type { LogMonitorConfig } from '../../rules/config.ts';
@@ -149,15 +150,7 @@ export class SystemLogMonitor implements Monitor {
    * a condition, and the subsystem condition behind it, until 2035.
    */
   private notAfterNow(lines: readonly LogLine[]): readonly LogLine[] {
-    const now = this.deps.clock.now();
-    let out: LogLine[] | undefined;
-    lines.forEach((line, i) => {
-      if (line.timestamp <= now) return;
-      out ??= [...lines];
-      out[i] = { ...line, timestamp: now };
-      this.future.inc();
-    });
-    return out ?? lines;
+    return notAfter(lines, this.deps.clock.now(), () => this.future.inc());
   }
 
   /** NPD's skipList: lines holding any of its strings never reach the rules. */
