@@ -19,8 +19,9 @@ const DEFAULT_SLICE_BYTES = 256 * 1024;
 
 /**
  * `tail -F` without losing lines: follows the path by inode, reads from the last offset, drains a
- * rotated file until it goes quiet, restarts at 0 on truncation (copytruncate), waits for a missing
- * file, and holds a half-written last line until its newline. The path is checked for a new inode
+ * rotated file until it goes quiet, restarts at 0 on truncation (copytruncate; its copy beside the
+ * path is read on from where reading stopped, never again from its start), waits for a missing file,
+ * and holds a half-written last line until its newline. The path is checked for a new inode
  * before every read slice, also while behind, so a file rotated away before its predecessor was read
  * to its end is still opened and read, and one rotated in and out between two looks is found beside
  * it. fs.watch only speeds things up; polling every `pollIntervalMs` is what guarantees progress.
