@@ -1,11 +1,11 @@
 import type { Counter, Registry } from 'prom-client';
 import type { Logger } from '../../core/logger.ts';
-import { counter } from '../../core/metrics.ts';
 import { SampledWarning } from '../../core/sampled-warning.ts';
 import type { LogLine } from '../../core/types.ts';
 import type { LogMonitorConfig, LogRuleConfig } from '../../rules/config.ts';
 import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
 import { type CompiledPattern, compilePattern } from '../../rules/pattern.ts';
+import { untrustedMatches } from '../../rules/untrusted.ts';
 import type { ScannedBatch } from '../../sources/source.ts';
 
 export interface UntrustedDeps {
@@ -44,7 +44,8 @@ export class UntrustedLines {
     this.kept = config.rules.filter((r) =>
       config.rules.every((o) => o.reason !== r.reason || infoOnly(o, config)),
     );
-    this.counter = untrustedCounter(deps.registry);
+    // The family the quoted-span refusals count in too (rules/untrusted.ts).
+    this.counter = untrustedMatches(deps.registry);
     for (const rule of config.rules.filter((r) => !this.kept.includes(r)))
       this.counter.inc({ source: config.source, rule: rule.reason }, 0);
   }
@@ -68,15 +69,6 @@ export class UntrustedLines {
       .map((rule) => ({ rule, patterns: patternsOf(rule), warning: warningFor(rule, config.source, deps) }));
     return { engine, refused };
   }
-}
-
-/** npd_log_lines_untrusted_total: one per rule an untrusted line matched but may not fire. */
-export function untrustedCounter(registry: Registry): Counter<'source' | 'rule'> {
-  return counter(registry, {
-    name: 'npd_log_lines_untrusted_total',
-    help: 'Rule matches discarded because the matched text came from an untrusted writer.',
-    labelNames: ['source', 'rule'],
-  });
 }
 
 /** The lines of a batch split by trust, the shared scan's marks kept with the trusted ones. */
