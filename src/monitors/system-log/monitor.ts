@@ -10,7 +10,7 @@ import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
 import { QuotedMatches } from './quoted-matches.ts';
-import { splitByTrust, UntrustedLines } from './untrusted.ts';
+import { infoOnly, splitByTrust, UntrustedLines } from './untrusted.ts';
 
 export interface SystemLogMonitorDeps {
   readonly clock: Clock;
@@ -68,7 +68,11 @@ export class SystemLogMonitor implements Monitor {
     );
     if (config.metricsReporting) deps.problemMetrics.initialise(config.rules);
     const now = () => deps.clock.now();
-    this.quotedMatches = new QuotedMatches(config.source, {
+    // Only the kmsg and journald sources mark quoted text; a file's lines carry none. The series of
+    // the rules whose refusal matters start at 0, as the untrusted writers' do (untrusted.ts).
+    const refusable = config.rules.filter((r) => !infoOnly(r, config)).map((r) => r.reason);
+    const quotedRules = config.plugin === 'filelog' ? [] : refusable;
+    this.quotedMatches = new QuotedMatches(config.source, quotedRules, {
       registry: deps.registry,
       now,
       logger: deps.logger,

@@ -16,9 +16,15 @@ export class QuotedMatches {
   private readonly now: () => number;
   private readonly logger: Logger | undefined;
 
-  constructor(source: string, deps: { registry: Registry; now: () => number; logger?: Logger | undefined }) {
+  /** `rules`: the reasons whose series start at 0 (those of a source that marks quoted text). */
+  constructor(
+    source: string,
+    rules: readonly string[],
+    deps: { registry: Registry; now: () => number; logger?: Logger | undefined },
+  ) {
     this.source = source;
     this.counter = untrustedMatches(deps.registry);
+    for (const rule of new Set(rules)) this.counter.inc({ source, rule }, 0);
     this.now = deps.now;
     this.logger = deps.logger;
   }

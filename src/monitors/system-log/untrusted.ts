@@ -86,7 +86,7 @@ export function splitByTrust(
 }
 
 /** A temporary, single-shot rule whose problem is information only, by its own or its file's impact. */
-function infoOnly(rule: LogRuleConfig, file: LogMonitorConfig): boolean {
+export function infoOnly(rule: LogRuleConfig, file: LogMonitorConfig): boolean {
   return rule.type === 'temporary' && rule.count === undefined && (rule.impact ?? file.impact) === 'info';
 }
 

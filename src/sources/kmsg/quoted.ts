@@ -45,7 +45,7 @@ export const KERNEL_FORMATS: readonly Format[] = [
   // arch/x86/kernel/traps.c show_signal(): pr_info("%s[%d] %s%s ip:%lx sp:%lx error:%lx", comm, pid,
   // type, desc, ...) then print_vma_addr(KERN_CONT " in ", ip); pr_fmt "traps: ".
   {
-    gate: (t) => t.startsWith('traps: '),
+    gate: (t) => t.startsWith('traps: ') && t.includes(' ip:'),
     re: new RegExp(
       String.raw`^traps: (.*?)\[\d+\] [a-z0-9 ]+ ip:[0-9a-f]+ sp:[0-9a-f]+ error:[0-9a-f]+${VMA}${CPU}$`,
       'd',
