@@ -61,6 +61,7 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     ['node-probes'],
     ['gpu'],
     ['pstore'],
+    ['flow-control'],
     ['journald', 'node-probes', 'gpu'],
   ]) {
     test(`base + ${components.join(' + ')} is accepted`, async () => {

@@ -112,6 +112,7 @@ describe('the Helm chart renders what kustomize renders', { skip: skip || kubect
     ['diagnostics', 'diagnostics'],
     ['extra-conditions', 'extraConditions'],
     ['pstore', 'pstore'],
+    ['flow-control', 'flowControl'],
   ] as const) {
     const absent =
       !existsSync(join(ROOT, 'deploy/components', component)) && `no deploy/components/${component}`;

@@ -35,7 +35,7 @@ export function httpsRequest(url: string, method: string, opts: RequestOptions =
               json = undefined;
             }
           }
-          resolve({ status: res.statusCode ?? 0, text, json });
+          resolve({ status: res.statusCode ?? 0, text, json, headers: res.headers });
         });
         res.on('error', reject);
       },

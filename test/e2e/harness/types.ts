@@ -55,6 +55,8 @@ export interface HttpResult {
   text: string;
   /** JSON body when the response is JSON, else undefined. */
   json: unknown;
+  /** Response headers, names in lower case (e.g. APF's x-kubernetes-pf-flowschema-uid). */
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export interface RequestOptions {

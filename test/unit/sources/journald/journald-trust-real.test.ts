@@ -63,16 +63,18 @@ it('logger as uid 65534 into a real journald: no condition, no event, counted; t
 
   await journal.writeAs(65534, 'smartd', smart);
   await journal.writeAs(65534, 'systemd', failed, true);
+  // At least one: the monitors read the whole host journal, where another run's forged line may be.
   await waitFor(
-    async () => (await smartd.untrusted('SMARTSelfCheckFailed')) === 1,
+    async () => (await smartd.untrusted('SMARTSelfCheckFailed')) >= 1,
     30_000,
     'the forged SMART line',
   );
   await waitFor(
-    async () => (await systemd.untrusted('ContainerdStartFailed')) === 1,
+    async () => (await systemd.untrusted('ContainerdStartFailed')) >= 1,
     30_000,
     'the forged systemd line',
   );
+  const refused = await smartd.untrusted('SMARTSelfCheckFailed');
   assert.equal(smartd.condition('DiskSMARTFailure')?.status, 'False');
   assert.deepEqual(smartd.events(id), []);
   assert.deepEqual(systemd.events(id), []);
@@ -83,5 +85,5 @@ it('logger as uid 65534 into a real journald: no condition, no event, counted; t
   await waitFor(() => systemd.events(id).length === 1, 30_000, 'the ContainerdStartFailed event');
   assert.equal(systemd.events(id)[0]?.reason, 'ContainerdStartFailed');
   assert.equal(smartd.condition('DiskSMARTFailure')?.reason, 'SMARTSelfCheckFailed');
-  assert.equal(await smartd.untrusted('SMARTSelfCheckFailed'), 1, 'the trusted line was not counted');
+  assert.equal(await smartd.untrusted('SMARTSelfCheckFailed'), refused, 'the trusted line was not counted');
 });
