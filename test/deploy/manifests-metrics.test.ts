@@ -16,7 +16,7 @@ import {
 
 /** Metrics that some alert must watch. */
 const ALERTED = [
-  'problem_gauge',
+  'npd_condition_problem',
   'problem_counter',
   'npd_condition_sync_total',
   'npd_monitor_healthy',

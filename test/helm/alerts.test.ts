@@ -52,7 +52,10 @@ describe('alerts: promtool check rules and test rules', { skip }, () => {
     writeRules(
       shippedGroups().map((g) => ({
         ...g,
-        rules: g.rules.map((r) => ({ ...r, expr: r.expr.replace('problem_gauge', 'problem_gauges') })),
+        rules: g.rules.map((r) => ({
+          ...r,
+          expr: r.expr.replace('npd_condition_problem', 'npd_condition_problems'),
+        })),
       })),
     );
     const r = await promtool(['test', 'rules', 'problems.test.yaml']);

@@ -44,6 +44,7 @@ const SHOWS_DATA = [
   'Problems in the range',
   'Problem counts by reason',
   'Conditions per node',
+  'Problems and undecided conditions now',
   'Problems over time by node and reason',
   'Agents scraped',
   'Log lines read',
