@@ -14,6 +14,7 @@ import { createLogger, type Logger } from './core/logger.ts';
 import { createRegistry } from './core/metrics.ts';
 import { GIT_COMMIT, VERSION, VERSION_LINE } from './core/version.ts';
 import { runSeal } from './diagnostics/seal-command.ts';
+import { runFleet } from './fleet/command.ts';
 import { libcMallocTrim } from './host/malloc-trim.ts';
 import { libcWaitpid, Pid1Reaper } from './host/pid1-reaper.ts';
 import { runReplay } from './replay/command.ts';
@@ -55,6 +56,10 @@ export async function run(cli: Cli): Promise<Outcome> {
   const io = { stdout: cli.out, stderr: cli.err, readStdin: cli.readStdin };
   if (cli.argv[0] === 'replay') return { exit: runReplay(cli.argv.slice(1), io) };
   if (cli.argv[0] === 'seal') return { exit: runSeal(cli.argv.slice(1), io) };
+  if (cli.argv[0] === 'fleet') {
+    const fleetIo = { stdout: cli.out, stderr: cli.err, env: cli.env, clock: systemClock };
+    return { exit: await runFleet(cli.argv.slice(1), fleetIo) };
+  }
   const parsed = parseOptions(cli.argv, cli.env, hostname());
   const early = exitEarly(cli, parsed);
   if (early) return early;

@@ -7,6 +7,7 @@ import type { AllowedArrows } from './import-graph.ts';
  * conditions/, taints/ and events/ act on the API through kube/; diagnostics/ serves NodeDiagnostic
  * requests through kube/, reading the host through host/ (and journal detection from sources/), and
  * its `seal` command parses flags with config/;
+ * fleet/ reads the cluster's Nodes, events and repair controllers through kube/ for the `fleet` command;
  * replay/ runs the monitors (and the pure subsystem conditions of conditions/) over a recorded log; events/persist/ (webhook, file, OTLP) is
  * an adapter on the event pipeline that speaks its receivers' protocols through kube/http and host/protobuf; agent/ wires everything and the root files (main.ts, cli.ts) start it or a command (replay, seal).
  * The table itself must stay acyclic: the test checks that too.
@@ -27,6 +28,7 @@ export const ALLOWED: AllowedArrows = {
   events: ['core', 'metrics', 'kube'],
   'events/persist': ['core', 'events', 'kube', 'host'],
   server: ['core'],
+  fleet: ['core', 'gocompat', 'config', 'kube'],
   replay: ['core', 'gocompat', 'config', 'host', 'metrics', 'rules', 'sources', 'monitors', 'conditions'],
   agent: [
     'core',
@@ -46,5 +48,5 @@ export const ALLOWED: AllowedArrows = {
     'server',
     'replay',
   ],
-  '.': ['core', 'config', 'host', 'conditions', 'diagnostics', 'replay', 'agent'],
+  '.': ['core', 'config', 'host', 'conditions', 'diagnostics', 'replay', 'fleet', 'agent'],
 };
