@@ -208,6 +208,7 @@ export class Agent {
       registry,
       problemMetrics: new ProblemMetrics(registry),
       paths: hostPaths(options.hostRoot, options.hostProc),
+      trustQuotedText: options.trustQuotedText,
       sources: new SourceHub(),
     };
     this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));

@@ -41,6 +41,8 @@ export interface Options extends EventSinkOptions, ConditionOptions, Diagnostics
   readonly hostProc: string;
   readonly shutdownGraceMs: number;
   readonly configReloadMs: number;
+  /** --trust-quoted-text: match the names and commands kernel and daemon lines quote, as NPD does. */
+  readonly trustQuotedText: boolean;
   /** --taint-on-condition; empty (the default) keeps the agent report-only. */
   readonly taintOnCondition: readonly TaintRule[];
   /** --log-format; undefined picks text on a terminal and JSON otherwise. */
@@ -87,6 +89,11 @@ export const FLAGS: readonly FlagSpec[] = [
   ),
   D('shutdown-grace-period', 'How long SIGTERM waits for queued events and a last condition sync', '10s'),
   D('config-reload-period', 'How often config files are checked for changes (hot reload); 0 disables', '10s'),
+  B(
+    'trust-quoted-text',
+    "Let rules match the process and file names kernel lines quote and the pods' commands containerd and kubelet lines quote, as NPD does (docs/rules.md)",
+    false,
+  ),
   L(
     'taint-on-condition',
     'Taint the Node while a condition is True: <ConditionType>=<key>:<Effect>, repeatable (off by default)',
@@ -167,6 +174,7 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     hostProc: toProcRoot(f.get('host-proc'), f.get('host-root'), f.errors),
     shutdownGraceMs: f.dur('shutdown-grace-period'),
     configReloadMs: f.dur('config-reload-period'),
+    trustQuotedText: f.get('trust-quoted-text') === 'true',
     taintOnCondition: taints.rules,
     ...conditions,
     ...diagnosticsOptions(f),

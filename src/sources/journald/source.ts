@@ -204,7 +204,7 @@ class JournaldSource implements LogSource {
     if (batch.length === 0) return;
     try {
       // The spans containerd and the kubelet quote from pods (quoted.ts) are no evidence.
-      this.deliver(batch.map(daemonLine));
+      this.deliver(this.deps.trustQuotedText ? batch : batch.map(daemonLine));
     } catch (err) {
       this.metrics.dropped('callback_error').inc(batch.length);
       this.logger.error({ err, lines: batch.length }, 'journal line consumer threw');

@@ -138,6 +138,12 @@ export function kernelLine(timestamp: number, message: string): LogLine {
   return quoted ? { timestamp, message, quoted } : { timestamp, message };
 }
 
+/** The line with the spans its text quotes from user space, if any. */
+export function withQuotedSpans(line: LogLine): LogLine {
+  const quoted = kernelQuotedSpans(line.message);
+  return quoted ? { ...line, quoted } : line;
+}
+
 /** The non-empty groups of a match; a match whose groups are all empty quotes nothing. */
 function groupSpans(re: RegExp, text: string): QuotedSpan[] | undefined {
   const m = re.exec(text);

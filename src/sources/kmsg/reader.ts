@@ -13,7 +13,6 @@ import { BUSY_POLL_MS, nextDrain, type Pace, QUIET } from './pacing.ts';
 import { createMetrics, type ReaderMetrics, SKIP_REASONS, type SkipReason } from './metrics.ts';
 import { kmsgTimestampMs, LEADING_SEQ, parseKmsgRecord } from './parser.ts';
 import { kmsgStartPosition } from './position.ts';
-import { kernelLine } from './quoted.ts';
 
 export interface KmsgReaderOptions {
   readonly clock: Clock;
@@ -218,7 +217,7 @@ export class KmsgReader {
     const timestamp = kmsgTimestampMs(this.bootTime ?? 0, record.usec);
     const reason = this.skipReason(record, timestamp);
     if (reason) this.skipCounts.set(reason, (this.skipCounts.get(reason) ?? 0) + 1);
-    else batch.push(kernelLine(timestamp, record.message));
+    else batch.push({ timestamp, message: record.message });
   }
 
   private flushCounts(): void {

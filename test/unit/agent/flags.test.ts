@@ -147,6 +147,11 @@ describe('parseOptions (NPD flags)', () => {
     assert.equal(errors.length, 4);
   });
 
+  it('keeps quoted text out of the evidence unless --trust-quoted-text', () => {
+    assert.equal(parse([]).options.trustQuotedText, false);
+    assert.equal(parse(['--trust-quoted-text']).options.trustQuotedText, true);
+  });
+
   it('keeps subsystem conditions off by default and checks --subsystem-window and --subsystem-hold', () => {
     const off = parse([]).options;
     assert.equal(off.subsystemConditions, false);

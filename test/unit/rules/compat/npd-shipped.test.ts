@@ -91,11 +91,22 @@ const KERNEL_SAMPLES = [
 ];
 
 /** `normal`: reasons NPD emits as Warning and ours as Normal events, on purpose (docs/rules.md). */
-const PAIRS: { npd: string; ours: string; input: readonly string[]; normal?: readonly string[] }[] = [
+/**
+ * `dropped`: reasons ours does not give on purpose. DockerHung matches the hung task's own name, which
+ * any process chooses (docs/rules.md, "Who wrote the text"); NPD's kmsg config counts it as untrusted
+ * in replay as well, its filelog config (no quoted spans in a file) still raises it.
+ */
+const PAIRS: {
+  npd: string;
+  ours: string;
+  input: readonly string[];
+  normal?: readonly string[];
+  dropped?: readonly string[];
+}[] = [
   { npd: 'kernel-monitor.json', ours: 'kernel.yaml', input: KERNEL_SAMPLES },
   { npd: 'readonly-monitor.json', ours: 'readonly.yaml', input: KERNEL_SAMPLES },
   // filelog after NPD's message extraction ("kernel: \[.*\] (.*)"), so the same kernel messages
-  { npd: 'kernel-monitor-filelog.json', ours: 'kernel.yaml', input: KERNEL_SAMPLES },
+  { npd: 'kernel-monitor-filelog.json', ours: 'kernel.yaml', input: KERNEL_SAMPLES, dropped: ['DockerHung'] },
   {
     npd: 'docker-monitor.json',
     ours: 'docker.yaml',
@@ -185,9 +196,9 @@ describe('our YAML gives NPD results on the lines NPD covers', () => {
           `no sample line for NPD rule ${rule.reason}`,
         );
       }
-      const expected = replay([theirs], covered, START).map((r) =>
-        r.kind === 'event' && pair.normal?.includes(r.reason) ? { ...r, type: 'Normal' } : r,
-      );
+      const expected = replay([theirs], covered, START)
+        .filter((r) => !pair.dropped?.includes(r.reason))
+        .map((r) => (r.kind === 'event' && pair.normal?.includes(r.reason) ? { ...r, type: 'Normal' } : r));
       assert.ok(expected.length > 0);
       assert.deepEqual(restrict(replay([mine], covered, START), theirs), expected);
     });
