@@ -73,8 +73,8 @@ export interface LogLine {
   readonly message: string;
   /**
    * Spans of the message that its trusted writer (the kernel, containerd, the kubelet) quotes from user
-   * space: a process or file name, a pod's command. Set by the source's classifier; no rule may take
-   * them as evidence (rules/untrusted.ts). Absent on most lines.
+   * space: a process or file name, a pod's command. No rule may take them as evidence
+   * (rules/untrusted.ts). Usually absent: the monitor asks its source's classifier on a match instead.
    */
   readonly quoted?: readonly QuotedSpan[] | undefined;
   /**

@@ -7,4 +7,9 @@ export interface MonitorDeps extends SourceDeps {
   readonly problemMetrics: ProblemMetrics;
   /** Shares readers between monitors of the same source; without it each monitor reads alone. */
   readonly sources?: SourceHub;
+  /**
+   * --trust-quoted-text: rules may match the names and commands kernel and daemon lines quote from
+   * user space, as NPD's do (docs/rules.md, "Who wrote the text"). Off by default.
+   */
+  readonly trustQuotedText?: boolean | undefined;
 }

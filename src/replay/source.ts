@@ -1,8 +1,6 @@
 import type { LogLine, MonitorHealth } from '../core/types.ts';
 import type { LogMonitorConfig } from '../rules/config.ts';
 import { journalMatches, passesJournalMatches } from '../sources/journald/args.ts';
-import { daemonLine } from '../sources/journald/quoted.ts';
-import { kernelLine } from '../sources/kmsg/quoted.ts';
 import type { LinesHandler, LogSource } from '../sources/source.ts';
 import type { ReplayLine } from './parse-input.ts';
 
@@ -20,12 +18,6 @@ export class ReplayFeed {
   }
 }
 
-const CLASSIFIERS: Readonly<Record<LogMonitorConfig['plugin'], (line: LogLine) => LogLine>> = {
-  kmsg: (line) => kernelLine(line.timestamp, line.message),
-  journald: daemonLine,
-  filelog: (line) => line,
-};
-
 /**
  * Recorded lines as a log source. Each line is its own batch, so the monitor's recovery ticks fall
  * between lines exactly where the replayed clock puts them. A journald config gets only the journal
@@ -36,12 +28,9 @@ class ReplaySource implements LogSource {
   private readonly feed: Set<(line: ReplayLine) => void>;
   private readonly accepts: (line: ReplayLine) => boolean;
   private offer: ((line: ReplayLine) => void) | undefined;
-  /** The spans each source's own classifier marks as quoted, as the live source does. */
-  private readonly classify: (line: LogLine) => LogLine;
 
   constructor(feed: Set<(line: ReplayLine) => void>, config: LogMonitorConfig) {
     this.feed = feed;
-    this.classify = CLASSIFIERS[config.plugin];
     const matches =
       config.plugin === 'journald'
         ? journalMatches({ identifier: config.pluginConfig.source, unit: config.pluginConfig.unit })
@@ -55,7 +44,7 @@ class ReplaySource implements LogSource {
     if (this.offer) return;
     const offer = (line: ReplayLine) => {
       if (!this.accepts(line)) return;
-      const delivered = this.classify({ timestamp: line.timestamp, message: line.message });
+      const delivered: LogLine = { timestamp: line.timestamp, message: line.message };
       onLines([delivered]);
     };
     this.offer = offer;

@@ -1,7 +1,7 @@
 import type { LogLine } from '../core/types.ts';
 import type { LineBytes } from './line-bytes.ts';
 import type { CompiledPattern, PatternMatch } from './pattern.ts';
-import { hasQuoted, trustedText } from './untrusted.ts';
+import { type QuotedClassifier, QuotedText } from './untrusted.ts';
 
 export interface BufferMatch {
   /** The buffered lines the match overlaps, oldest first. */
@@ -19,21 +19,19 @@ export class LogBuffer {
   private next = 0;
   private count = 0;
   private joined: string | undefined;
-  /** The join with every quoted span masked (untrusted.ts), built only while a line has spans. */
+  /** The join with every quoted span masked (untrusted.ts), built only when a rule matched. */
   private joinedTrusted: string | undefined;
   private ordered: LogLine[] | undefined;
-  /** Buffered lines that carry quoted spans. */
-  private quotedLines = 0;
+  private readonly quoted: QuotedText;
 
-  constructor(size: number) {
+  /** `classify`: the source's quoted-span classifier, for lines that carry no `quoted` of their own. */
+  constructor(size: number, classify?: QuotedClassifier) {
     if (size < 1) throw new RangeError('bufferSize must be at least 1');
     this.ring = new Array<LogLine | undefined>(size).fill(undefined);
+    this.quoted = new QuotedText(classify);
   }
 
   push(line: LogLine): void {
-    const evicted = this.ring[this.next];
-    if (evicted && hasQuoted(evicted)) this.quotedLines--;
-    if (hasQuoted(line)) this.quotedLines++;
     this.ring[this.next] = line;
     this.next = this.next + 1 === this.ring.length ? 0 : this.next + 1;
     if (this.count < this.ring.length) this.count++;
@@ -44,10 +42,9 @@ export class LogBuffer {
 
   /** Whether the text the pattern is matched against holds a quoted span (so the trusted view may differ). */
   quotedIn(pattern: CompiledPattern): boolean {
-    if (this.quotedLines === 0) return false;
-    if (!pattern.lastLineOnly) return true;
+    if (!pattern.lastLineOnly) return this.lines().some((l) => this.quoted.has(l));
     const last = this.newest();
-    return last !== undefined && hasQuoted(last);
+    return last !== undefined && this.quoted.has(last);
   }
 
   newest(): LogLine | undefined {
@@ -61,7 +58,7 @@ export class LogBuffer {
   matchedLines(pattern: CompiledPattern, bytes?: LineBytes, trusted = false): readonly LogLine[] | undefined {
     const last = this.newest();
     if (!last || !pattern.lastLineOnly) return this.match(pattern, trusted)?.lines;
-    if (trusted) return pattern.test(trustedText(last)) ? [last] : undefined;
+    if (trusted) return pattern.test(this.quoted.trusted(last)) ? [last] : undefined;
     return pattern.test(last.message, bytes) ? [last] : undefined;
   }
 
@@ -69,7 +66,7 @@ export class LogBuffer {
     const last = this.newest();
     if (!last) return undefined;
     if (pattern.lastLineOnly) {
-      const match = pattern.exec(trusted ? trustedText(last) : last.message);
+      const match = pattern.exec(trusted ? this.quoted.trusted(last) : last.message);
       return match ? { lines: [last], match } : undefined;
     }
     const lines = this.lines();
@@ -102,7 +99,7 @@ export class LogBuffer {
   }
 
   private trustedJoin(lines: readonly LogLine[]): string {
-    this.joinedTrusted ??= lines.map(trustedText).join('\n');
+    this.joinedTrusted ??= lines.map((l) => this.quoted.trusted(l)).join('\n');
     return this.joinedTrusted;
   }
 

@@ -10,6 +10,7 @@ import { PatternSet } from './pattern-set.ts';
 import { Prefilter } from './prefilter.ts';
 import type { SharedScan } from './shared-scan.ts';
 import { catchAllReason, expandTemplate, isTemplate } from './template.ts';
+import type { QuotedClassifier } from './untrusted.ts';
 
 export interface GaugeChange {
   readonly type: string;
@@ -71,9 +72,10 @@ export class LogRuleEngine {
   /** The reason template behind each condition's current True reason, to clear its gauge series. */
   private readonly activeTemplate = new Map<string, string>();
 
-  constructor(config: LogMonitorConfig, startedAt: number) {
+  /** `quotedSpans`: the source's classifier of quoted text (rules/untrusted.ts), asked on a match. */
+  constructor(config: LogMonitorConfig, startedAt: number, quotedSpans?: QuotedClassifier) {
     this.config = config;
-    this.buffer = new LogBuffer(config.bufferSize);
+    this.buffer = new LogBuffer(config.bufferSize, quotedSpans);
     this.rules = config.rules.map(compileRule);
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
     this.patternSet = new PatternSet(this.rules.map((r) => r.pattern));

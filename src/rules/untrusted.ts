@@ -10,19 +10,52 @@ import type { LogLine, QuotedSpan } from '../core/types.ts';
  */
 export const FILLER = '\x1a';
 
-/** One masked copy per line, made only for lines that have spans (most have none). */
-const maskedText = new WeakMap<LogLine, string>();
+/** A source's classifier: the spans a message quotes from user space, or undefined when none. */
+export type QuotedClassifier = (message: string) => readonly QuotedSpan[] | undefined;
 
-/** The text rules may take as evidence: the message with its quoted spans masked, same length. */
-export function trustedText(line: LogLine): string {
-  const spans = line.quoted;
-  if (spans === undefined || spans.length === 0) return line.message;
-  let text = maskedText.get(line);
-  if (text === undefined) {
-    text = maskSpans(line.message, spans);
-    maskedText.set(line, text);
+/**
+ * The quoted spans of lines and the text rules may take as evidence, worked out only when asked (the
+ * engine asks only about lines a rule matched, so the other lines cost nothing): a line's own
+ * `quoted`, else its source's classifier's answer, each once per line.
+ */
+export class QuotedText {
+  private readonly classify: QuotedClassifier | undefined;
+  private readonly spans = new WeakMap<LogLine, readonly QuotedSpan[] | null>();
+  private readonly masked = new WeakMap<LogLine, string>();
+
+  constructor(classify?: QuotedClassifier) {
+    this.classify = classify;
   }
-  return text;
+
+  spansOf(line: LogLine): readonly QuotedSpan[] | undefined {
+    if (line.quoted !== undefined || this.classify === undefined) return nonEmpty(line.quoted);
+    let spans = this.spans.get(line);
+    if (spans === undefined) {
+      spans = nonEmpty(this.classify(line.message)) ?? null;
+      this.spans.set(line, spans);
+    }
+    return spans ?? undefined;
+  }
+
+  has(line: LogLine): boolean {
+    return this.spansOf(line) !== undefined;
+  }
+
+  /** The message with its quoted spans masked, same length; the message itself when it has none. */
+  trusted(line: LogLine): string {
+    const spans = this.spansOf(line);
+    if (spans === undefined) return line.message;
+    let text = this.masked.get(line);
+    if (text === undefined) {
+      text = maskSpans(line.message, spans);
+      this.masked.set(line, text);
+    }
+    return text;
+  }
+}
+
+function nonEmpty(spans: readonly QuotedSpan[] | undefined): readonly QuotedSpan[] | undefined {
+  return spans !== undefined && spans.length > 0 ? spans : undefined;
 }
 
 /** `text` with each span's characters replaced by FILLER; spans may overlap or come in any order. */
@@ -38,11 +71,6 @@ export function maskSpans(text: string, spans: readonly QuotedSpan[]): string {
     at = to;
   }
   return out + text.slice(at);
-}
-
-/** A line carries quoted spans. */
-export function hasQuoted(line: LogLine): boolean {
-  return line.quoted !== undefined && line.quoted.length > 0;
 }
 
 /**

@@ -29,11 +29,6 @@ export interface SourceDeps {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly paths: HostPaths;
-  /**
-   * --trust-quoted-text: lines carry no quoted spans, so rules match process and file names and pods'
-   * commands as NPD does (docs/rules.md, "Who wrote the text"). Off by default.
-   */
-  readonly trustQuotedText?: boolean | undefined;
 }
 
 /** A batch already run through a literal scan shared by every monitor reading the same source. */

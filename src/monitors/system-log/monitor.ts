@@ -9,7 +9,7 @@ import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
 import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
-import { QuotedMatches } from './quoted-matches.ts';
+import { QuotedMatches, quotedClassifier } from './quoted-matches.ts';
 import { infoOnly, splitByTrust, UntrustedLines } from './untrusted.ts';
 
 export interface SystemLogMonitorDeps {
@@ -17,6 +17,8 @@ export interface SystemLogMonitorDeps {
   readonly registry: Registry;
   readonly problemMetrics: ProblemMetrics;
   readonly logger?: Logger | undefined;
+  /** --trust-quoted-text: quoted text is evidence, as in NPD (quoted-matches.ts). */
+  readonly trustQuotedText?: boolean | undefined;
 }
 
 const TICK_MS = 1000;
@@ -49,7 +51,7 @@ export class SystemLogMonitor implements Monitor {
     this.config = config;
     this.logSource = logSource;
     this.deps = deps;
-    this.engine = new LogRuleEngine(config, deps.clock.now());
+    this.engine = this.newEngine(config);
     this.untrusted = this.checksWriters(config) ? this.untrustedLines(config) : undefined;
     const bySource = (name: string, help: string) => sourceCounter(deps.registry, config.source, name, help);
     this.evaluated = bySource('npd_log_lines_evaluated_total', 'Log lines run through the rules.');
@@ -105,7 +107,7 @@ export class SystemLogMonitor implements Monitor {
     if (!sameSource(this.config, next)) return false;
     const previous = this.engine.conditions();
     this.config = next;
-    this.engine = new LogRuleEngine(next, this.deps.clock.now());
+    this.engine = this.newEngine(next);
     this.untrusted = this.checksWriters(next) ? this.untrustedLines(next) : undefined;
     this.exportedFallbacks = 0;
     this.logSource.retune?.(this.engine.literals());
@@ -168,6 +170,8 @@ export class SystemLogMonitor implements Monitor {
 
   private publish(result: EngineResult): void {
     if (result.untrusted) this.quotedMatches.note(result);
+    // A step that only discarded matches changed nothing to publish.
+    if (result.status.events.length === 0 && result.gauges.length === 0) return;
     if (this.config.metricsReporting) this.deps.problemMetrics.apply(result);
     this.emit?.(result.status);
   }
@@ -175,6 +179,11 @@ export class SystemLogMonitor implements Monitor {
   /** Whether the source may mark lines untrusted: then the refusal series exist from the start. */
   private checksWriters(config: LogMonitorConfig): boolean {
     return config.trustedWriter !== undefined && config.trustedWriter !== 'any';
+  }
+
+  private newEngine(config: LogMonitorConfig): LogRuleEngine {
+    const quoted = quotedClassifier(config.plugin, this.deps.trustQuotedText);
+    return new LogRuleEngine(config, this.deps.clock.now(), quoted);
   }
 
   private untrustedLines(config: LogMonitorConfig): UntrustedLines {

@@ -1,8 +1,25 @@
 import type { Counter, Registry } from 'prom-client';
 import type { Logger } from '../../core/logger.ts';
 import { SampledWarning } from '../../core/sampled-warning.ts';
+import type { LogPlugin } from '../../rules/config.ts';
 import type { EngineResult } from '../../rules/log-engine.ts';
-import { untrustedMatches } from '../../rules/untrusted.ts';
+import { type QuotedClassifier, untrustedMatches } from '../../rules/untrusted.ts';
+import { nestedQuoteSpans } from '../../sources/journald/quoted.ts';
+import { kernelQuotedSpans } from '../../sources/kmsg/quoted.ts';
+
+/**
+ * Which spans of a plugin's lines are quoted from user space (docs/rules.md, "Who wrote the text"):
+ * the kernel's format catalogue for kmsg, containerd's and the kubelet's nested quotes for the journal.
+ * A log file has no writer to tell apart; --trust-quoted-text (`trust`) turns the marking off.
+ */
+export function quotedClassifier(
+  plugin: LogPlugin,
+  trust: boolean | undefined,
+): QuotedClassifier | undefined {
+  if (trust) return undefined;
+  if (plugin === 'kmsg') return kernelQuotedSpans;
+  return plugin === 'journald' ? nestedQuoteSpans : undefined;
+}
 
 /**
  * Counts and logs the matches the engine discarded because only text the line's writer quotes from

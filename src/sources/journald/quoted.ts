@@ -1,4 +1,4 @@
-import type { LogLine, QuotedSpan } from '../../core/types.ts';
+import type { QuotedSpan } from '../../core/types.ts';
 
 /**
  * The values containerd and the kubelet quote from a pod, in their own log lines (docs/rules.md, "Who
@@ -47,10 +47,4 @@ function backslashesBefore(text: string, i: number): number {
   let n = 0;
   while (i - n - 1 >= 0 && text.charCodeAt(i - n - 1) === 0x5c) n++;
   return n;
-}
-
-/** A daemon's journal line, carrying the spans it quotes from pods. */
-export function daemonLine(line: LogLine): LogLine {
-  const quoted = nestedQuoteSpans(line.message);
-  return quoted ? { ...line, quoted } : line;
 }

@@ -20,7 +20,6 @@ import {
 import { journalEntryOf, parseJournalRecord } from './entry.ts';
 import { JournalFollower, type SpawnFn } from './follower.ts';
 import { trustFields, untrustedWriter } from './trust.ts';
-import { daemonLine } from './quoted.ts';
 
 export interface JournaldSourceOptions {
   /** The journalctl binary. */
@@ -203,8 +202,7 @@ class JournaldSource implements LogSource {
     for (const line of lines) this.accept(line, batch);
     if (batch.length === 0) return;
     try {
-      // The spans containerd and the kubelet quote from pods (quoted.ts) are no evidence.
-      this.deliver(this.deps.trustQuotedText ? batch : batch.map(daemonLine));
+      this.deliver(batch);
     } catch (err) {
       this.metrics.dropped('callback_error').inc(batch.length);
       this.logger.error({ err, lines: batch.length }, 'journal line consumer threw');

@@ -1,4 +1,4 @@
-import type { LogLine, QuotedSpan } from '../../core/types.ts';
+import type { QuotedSpan } from '../../core/types.ts';
 
 /**
  * The kernel formats that quote text a user-space process chose (docs/rules.md, "Who wrote the text"):
@@ -130,18 +130,6 @@ export function kernelQuotedSpans(text: string): QuotedSpan[] | undefined {
     if (format.closed) return [[0, text.length]];
   }
   return undefined;
-}
-
-/** A kernel log line, carrying the spans its text quotes from user space. */
-export function kernelLine(timestamp: number, message: string): LogLine {
-  const quoted = kernelQuotedSpans(message);
-  return quoted ? { timestamp, message, quoted } : { timestamp, message };
-}
-
-/** The line with the spans its text quotes from user space, if any. */
-export function withQuotedSpans(line: LogLine): LogLine {
-  const quoted = kernelQuotedSpans(line.message);
-  return quoted ? { ...line, quoted } : line;
 }
 
 /** The non-empty groups of a match; a match whose groups are all empty quotes nothing. */

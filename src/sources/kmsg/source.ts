@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import type { LogLine } from '../../core/types.ts';
 import type { LogSource, LogSourceConfig, SourceDeps } from '../source.ts';
-import { withQuotedSpans } from './quoted.ts';
 import { KmsgReader, type KmsgReaderOptions } from './reader.ts';
 
 export type KmsgSourceOptions = Pick<KmsgReaderOptions, 'device' | 'fs'>;
@@ -19,8 +18,7 @@ export function createKmsgSource(
       clock: deps.clock,
       registry: deps.registry,
       logger: deps.logger.child({ source: config.source, plugin: 'kmsg' }),
-      // The spans a record quotes from user space (quoted.ts), unless --trust-quoted-text.
-      onLines: (lines) => deliver(deps.trustQuotedText ? lines : lines.map(withQuotedSpans)),
+      onLines: (lines) => deliver(lines),
       source: config.source,
       path: join(deps.paths.dev, 'kmsg'),
       uptimePath: join(deps.paths.proc, 'uptime'),

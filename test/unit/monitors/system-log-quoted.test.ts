@@ -2,8 +2,8 @@
  * Issue 38 items 1 and 2 in the shipped rules: text a kernel record or a daemon line quotes from user
  * space (a crashing program's name, a pod's command) raises nothing and is counted in
  * npd_log_lines_untrusted_total, logged once per rule; each has its control, the real line from the
- * kernel or the daemon, which still raises the condition. Lines are classified as the kmsg and journald
- * sources classify them (kernelLine, daemonLine).
+ * kernel or the daemon, which still raises the condition. The monitor classifies the lines by its
+ * plugin, as in the agent; --trust-quoted-text gives NPD's matching back.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -12,20 +12,18 @@ import { loadConfigs } from '../../../src/config/load.ts';
 import { FakeClock } from '../../../src/core/clock.ts';
 import { createLogger } from '../../../src/core/logger.ts';
 import { createRegistry } from '../../../src/core/metrics.ts';
-import type { LogLine, Status } from '../../../src/core/types.ts';
+import type { Status } from '../../../src/core/types.ts';
 import { ProblemMetrics } from '../../../src/metrics/problem-metrics.ts';
 import { SystemLogMonitor } from '../../../src/monitors/system-log/monitor.ts';
 import { systemLogConfigKind } from '../../../src/monitors/system-log/schema.ts';
 import type { LogMonitorConfig } from '../../../src/rules/config.ts';
-import { daemonLine } from '../../../src/sources/journald/quoted.ts';
-import { kernelLine } from '../../../src/sources/kmsg/quoted.ts';
 import type { LinesHandler, LogSource } from '../../../src/sources/source.ts';
 import { seriesValue } from '../../support/fake-node.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const RULES = fileURLToPath(new URL('../../../rules/', import.meta.url));
 
-function setup(file: string) {
+function setup(file: string, trustQuotedText?: boolean) {
   const [loaded] = loadConfigs([{ file: `${RULES}${file}` }], [systemLogConfigKind]);
   const config = loaded?.config as LogMonitorConfig;
   const clock = new FakeClock(T0);
@@ -45,14 +43,14 @@ function setup(file: string) {
     registry,
     logger,
     problemMetrics: new ProblemMetrics(registry),
+    trustQuotedText,
   });
   const statuses: Status[] = [];
   void monitor.start((s) => statuses.push(s));
-  const classify = config.plugin === 'kmsg' ? (l: LogLine) => kernelLine(l.timestamp, l.message) : daemonLine;
   return {
     line(message: string) {
       clock.advance(1000);
-      push([classify({ timestamp: clock.now(), message })]);
+      push([{ timestamp: clock.now(), message }]);
     },
     condition: (type: string) => statuses.at(-1)?.conditions.find((c) => c.type === type),
     events: () => statuses.flatMap((s) => s.events),
@@ -169,5 +167,15 @@ describe("a pod's command inside containerd's and the kubelet's lines (issue 38 
     assert.equal(await h.untrusted('PLEGNotHealthy'), 2, 'the event rule and the condition rule');
     h.line(KUBELET_REAL);
     assert.equal(h.condition('PLEGUnhealthy')?.status, 'True', 'control');
+  });
+});
+
+describe('--trust-quoted-text', () => {
+  it("gives NPD's matching back: the program's name raises the condition, and nothing is counted", async () => {
+    const c = KERNEL.find((k) => k.file === 'gpu.yaml') as Case;
+    const h = setup(c.file, true);
+    h.line(segfault(c.name));
+    assert.equal(h.condition('GPUUnhealthy')?.status, 'True');
+    assert.equal(await h.untrusted(c.rule), 0);
   });
 });

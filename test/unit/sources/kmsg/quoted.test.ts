@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { kernelLine, kernelQuotedSpans } from '../../../../src/sources/kmsg/quoted.ts';
+import { kernelQuotedSpans } from '../../../../src/sources/kmsg/quoted.ts';
 
 /** The quoted texts of a record, in order. */
 function quoted(text: string): string[] {
@@ -175,12 +175,9 @@ describe('kernel formats that quote user-chosen text', () => {
     assert.deepEqual(quoted(odd), [odd]);
   });
 
-  it('kernelLine carries spans only where there are some', () => {
-    assert.deepEqual(kernelLine(1, 'EXT4-fs (sda1): Remounting filesystem read-only'), {
-      timestamp: 1,
-      message: 'EXT4-fs (sda1): Remounting filesystem read-only',
-    });
-    assert.deepEqual(kernelLine(1, 'INFO: task docker:20744 blocked for more than 120 seconds.').quoted, [
+  it('a record that quotes nothing has no spans', () => {
+    assert.equal(kernelQuotedSpans('EXT4-fs (sda1): Remounting filesystem read-only'), undefined);
+    assert.deepEqual(kernelQuotedSpans('INFO: task docker:20744 blocked for more than 120 seconds.'), [
       [11, 17],
     ]);
   });
