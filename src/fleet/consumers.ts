@@ -1,16 +1,10 @@
 import { parseGoDuration } from '../gocompat/duration.ts';
+import { type Json, list, obj, str } from './json.ts';
 import type { FleetNode } from './problems.ts';
 import type { RepairPolicy } from './repair.ts';
 
-type Json = Record<string, unknown>;
-
 /** A repair controller configured in the cluster: its policies for one node (none if not selected). */
 export type Consumer = (node: FleetNode) => RepairPolicy[];
-
-const obj = (v: unknown): Json =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
-const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(obj) : []);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** NodeHealthCheck's kubebuilder default when spec.unhealthyConditions is absent (Ready 300 s). */
 const NHC_DEFAULT = [

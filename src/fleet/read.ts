@@ -1,7 +1,8 @@
-import { ApiError } from '../kube/errors.ts';
 import type { JsonObject, KubeClient } from '../kube/client.ts';
+import { ApiError } from '../kube/errors.ts';
 import { parseKubeTime } from '../kube/time.ts';
 import { type Consumer, machineHealthCheck, nodeHealthCheck } from './consumers.ts';
+import { type Json, obj, str, strings } from './json.ts';
 import type { FleetNode, NodeCondition } from './problems.ts';
 
 /** One Node event from the agent, as the fleet view shows it. */
@@ -27,13 +28,6 @@ export interface FleetState {
 const PAGE = '500';
 /** Pages read per list at most: 500 × 100 covers the largest supported cluster's Nodes and more. */
 const MAX_PAGES = 100;
-
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const strings = (v: unknown): Record<string, string> =>
-  Object.fromEntries(Object.entries(obj(v)).filter((e): e is [string, string] => typeof e[1] === 'string'));
 
 /** Every item of a list, page by page (limit/continue), so a 5,000-node cluster is read in bounded pieces. */
 async function listAll(

@@ -1,5 +1,5 @@
-import type { NodeEvent, FleetState } from './read.ts';
 import { type NodeCondition, nodeProblems, type Problem } from './problems.ts';
+import type { FleetState, NodeEvent } from './read.ts';
 import { karpenterPolicies, type RepairDue, repairsDue } from './repair.ts';
 
 /** One node's problems with when each repair controller acts, and the agent's events, newest last. */
