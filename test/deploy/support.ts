@@ -155,18 +155,41 @@ export const ruleFiles = (): string[] =>
     .filter((f) => f.endsWith('.yaml'))
     .sort();
 
-/** Metric names the agent registers, from the string literals in src/. */
-export function registeredMetricNames(): Set<string> {
-  const names = new Set<string>();
+/**
+ * Metric and label names the agent registers, from the string literals in src/: a label name is a
+ * quoted word of a `labelNames: [...]` (such as npd_condition_problem's `problem_when`), every other
+ * quoted npd_* or problem_* word is a metric name.
+ */
+function scanSrcNames(): { metrics: Set<string>; labels: Set<string> } {
+  const metrics = new Set<string>();
+  const labels = new Set<string>();
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
       else if (e.name.endsWith('.ts')) {
-        for (const m of readFileSync(p, 'utf8').matchAll(/'((?:npd|problem)_[a-z0-9_]+)'/g)) names.add(m[1]!);
+        const text = readFileSync(p, 'utf8');
+        const own = new Set(
+          [...text.matchAll(/labelNames: \[([^\]]*)\]/g)].flatMap((l) =>
+            [...l[1]!.matchAll(/'(\w+)'/g)].map((q) => q[1]!),
+          ),
+        );
+        for (const l of own) labels.add(l);
+        for (const m of text.matchAll(/'((?:npd|problem)_[a-z0-9_]+)'/g))
+          if (!own.has(m[1]!)) metrics.add(m[1]!);
       }
     }
   };
   walk(join(ROOT, 'src'));
-  return names;
+  return { metrics, labels };
+}
+
+/** Metric names the agent registers, from the string literals in src/. */
+export function registeredMetricNames(): Set<string> {
+  return scanSrcNames().metrics;
+}
+
+/** Label names of the agent's metrics (`labelNames` in src/). */
+export function registeredLabelNames(): Set<string> {
+  return scanSrcNames().labels;
 }
