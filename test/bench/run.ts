@@ -18,7 +18,10 @@
  *          --storm-seconds=10 --memory-mib=80 (root; builds the image; floods /dev/kmsg under its lock)
  *   node   the agent pod under a real kubelet and containerd with deploy/base's limits, through a flood and
  *          an event storm: --rate=40000 --seconds=60 --storm-lines=200 (root; floods /dev/kmsg under its lock)
- *   all    every one of the above, in that order
+ *   deps   each hand-written protocol client (D-Bus, CRI gRPC, protobuf, OTLP, Kubernetes) against the maintained
+ *          library: load RSS and time, bundle and install size, wire cross-check: --runs=7 --dir=DIR (installs
+ *          the libraries from the npm registry into DIR or a temporary directory; not in `all`)
+ *   all    every one of the above but deps, in that order
  *
  * kmsg, storm, vs-npd and container flood the kernel log: they run under `flock /tmp/kmsg-bench.lock`, taken here
  * unless a parent process already holds it.
@@ -26,6 +29,7 @@
 import { rerunUnderLock } from './bench-lock.ts';
 import { buildBundle } from './built-agent.ts';
 import { containerBench } from './container.bench.ts';
+import { depsBench } from './deps.bench.ts';
 import { idleBench } from './idle.bench.ts';
 import { kmsgFlood } from './kmsg-flood.bench.ts';
 import { journalAndFilelogRuleSets } from './log-rules.bench.ts';
@@ -54,6 +58,8 @@ const BENCHES = [
   'container',
   'node',
 ] as const;
+/** Benches run only when named: they need what CI does not have (the npm registry). */
+const ON_REQUEST: readonly string[] = ['deps'];
 /** The benches that write to /dev/kmsg at a high rate. */
 const FLOODS: readonly string[] = ['kmsg', 'storm', 'vs-npd', 'container', 'node'];
 
@@ -132,16 +138,18 @@ function vsNpdOptions(opts: Map<string, string>): VsNpdOptions {
 
 async function main(): Promise<void> {
   const { names, opts } = parseArgs(process.argv.slice(2));
-  const unknown = names.filter((n) => !(BENCHES as readonly string[]).includes(n));
+  const known = [...BENCHES, ...ON_REQUEST];
+  const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length > 0)
-    throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${BENCHES.join(' ')} all`);
+    throw new Error(`unknown bench ${unknown.join(', ')}; choose from ${known.join(' ')} all`);
   if (names.some((n) => FLOODS.includes(n))) {
     const status = rerunUnderLock();
     if (status !== undefined) process.exit(status);
   }
   const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
   const nodeFlags = (opts.get('node-flags') ?? '').split(',').filter(Boolean);
-  if (names.some((n) => !['rules', 'scale', 'process', 'container', 'node'].includes(n))) buildBundle();
+  if (names.some((n) => !['rules', 'scale', 'process', 'container', 'node', 'deps'].includes(n)))
+    buildBundle();
   for (const name of names) {
     console.log(`\n# ${name} (${new Date().toISOString()}, node ${process.version}, ${loadNote()})`);
     if (name === 'rules') ruleEngine();
@@ -158,6 +166,7 @@ async function main(): Promise<void> {
     if (name === 'scale')
       await scaleBench({ nodes: opt('nodes', 200), heartbeatSeconds: opt('heartbeat', 10) });
     if (name === 'process') await processMetricsBench({ scrapes: opt('scrapes', 2000) });
+    if (name === 'deps') await depsBench({ runs: opt('runs', 7), dir: opts.get('dir') });
     if (name === 'vs-npd') await vsNpdBench(vsNpdOptions(opts));
     if (name === 'container')
       await containerBench({
