@@ -209,6 +209,7 @@ export class Agent {
       problemMetrics: new ProblemMetrics(registry),
       paths: hostPaths(options.hostRoot, options.hostProc),
       trustQuotedText: options.trustQuotedText,
+      trustJournalWriters: options.trustJournalWriters,
       sources: new SourceHub(),
     };
     this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));

@@ -43,6 +43,8 @@ export interface Options extends EventSinkOptions, ConditionOptions, Diagnostics
   readonly configReloadMs: number;
   /** --trust-quoted-text: match the names and commands kernel and daemon lines quote, as NPD does. */
   readonly trustQuotedText: boolean;
+  /** --trust-journal-writers: every journal entry a config selects is evidence, as NPD takes it. */
+  readonly trustJournalWriters: boolean;
   /** --taint-on-condition; empty (the default) keeps the agent report-only. */
   readonly taintOnCondition: readonly TaintRule[];
   /** --log-format; undefined picks text on a terminal and JSON otherwise. */
@@ -92,6 +94,11 @@ export const FLAGS: readonly FlagSpec[] = [
   B(
     'trust-quoted-text',
     "Let rules match the process and file names kernel lines quote and the pods' commands containerd and kubelet lines quote, as NPD does (docs/rules.md)",
+    false,
+  ),
+  B(
+    'trust-journal-writers',
+    "Take every journal entry a journald config selects as evidence, whoever wrote it, as NPD does: overrides each config's trustedWriter (docs/rules.md)",
     false,
   ),
   L(
@@ -175,6 +182,7 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     shutdownGraceMs: f.dur('shutdown-grace-period'),
     configReloadMs: f.dur('config-reload-period'),
     trustQuotedText: f.get('trust-quoted-text') === 'true',
+    trustJournalWriters: f.get('trust-journal-writers') === 'true',
     taintOnCondition: taints.rules,
     ...conditions,
     ...diagnosticsOptions(f),

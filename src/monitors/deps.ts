@@ -12,4 +12,9 @@ export interface MonitorDeps extends SourceDeps {
    * user space, as NPD's do (docs/rules.md, "Who wrote the text"). Off by default.
    */
   readonly trustQuotedText?: boolean | undefined;
+  /**
+   * --trust-journal-writers: every journal entry a config selects is evidence, whatever its
+   * trustedWriter says, as in NPD (docs/rules.md, "Who wrote a journal entry"). Off by default.
+   */
+  readonly trustJournalWriters?: boolean | undefined;
 }

@@ -10,7 +10,7 @@ import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
 import { QuotedMatches, quotedClassifier } from './quoted-matches.ts';
-import { infoOnly, splitByTrust, UntrustedLines } from './untrusted.ts';
+import { infoOnly, splitByTrust, UntrustedLines, withJournalWriters } from './untrusted.ts';
 
 export interface SystemLogMonitorDeps {
   readonly clock: Clock;
@@ -19,6 +19,8 @@ export interface SystemLogMonitorDeps {
   readonly logger?: Logger | undefined;
   /** --trust-quoted-text: quoted text is evidence, as in NPD (quoted-matches.ts). */
   readonly trustQuotedText?: boolean | undefined;
+  /** --trust-journal-writers: a journald config's trustedWriter is `any` (untrusted.ts). */
+  readonly trustJournalWriters?: boolean | undefined;
 }
 
 const TICK_MS = 1000;
@@ -103,7 +105,8 @@ export class SystemLogMonitor implements Monitor {
    * Applies new rules without reopening the source, so the read position survives a reload. Returns
    * false when what is read changed (plugin, path, filters), which needs a new monitor.
    */
-  reconfigure(next: LogMonitorConfig): boolean {
+  reconfigure(reloaded: LogMonitorConfig): boolean {
+    const next = withJournalWriters(reloaded, this.deps.trustJournalWriters);
     if (!sameSource(this.config, next)) return false;
     const previous = this.engine.conditions();
     this.config = next;

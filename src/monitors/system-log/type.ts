@@ -4,6 +4,7 @@ import type { MonitorDeps } from '../deps.ts';
 import type { MonitorType } from '../monitor.ts';
 import { SystemLogMonitor } from './monitor.ts';
 import { systemLogConfigKind } from './schema.ts';
+import { withJournalWriters } from './untrusted.ts';
 
 export type LogSourceFactory = (config: LogMonitorConfig, deps: MonitorDeps) => LogSource;
 
@@ -14,7 +15,8 @@ export type LogSourceFactories = Readonly<Record<LogPlugin, LogSourceFactory | u
 export function systemLogMonitorType(factories: LogSourceFactories): MonitorType<LogMonitorConfig> {
   return {
     configKind: systemLogConfigKind,
-    create(config, deps) {
+    create(loaded, deps) {
+      const config = withJournalWriters(loaded, deps.trustJournalWriters);
       const factory = factories[config.plugin];
       if (!factory)
         throw new Error(`${config.file}: plugin "${config.plugin}" is not available in this build`);

@@ -71,6 +71,14 @@ export class UntrustedLines {
   }
 }
 
+/** --trust-journal-writers: a journald config takes every entry it selects as evidence (NPD). */
+export function withJournalWriters(
+  config: LogMonitorConfig,
+  trustAll: boolean | undefined,
+): LogMonitorConfig {
+  return trustAll && config.plugin === 'journald' ? { ...config, trustedWriter: 'any' } : config;
+}
+
 /** The lines of a batch split by trust, the shared scan's marks kept with the trusted ones. */
 export function splitByTrust(
   lines: readonly LogLine[],

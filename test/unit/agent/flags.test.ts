@@ -152,6 +152,11 @@ describe('parseOptions (NPD flags)', () => {
     assert.equal(parse(['--trust-quoted-text']).options.trustQuotedText, true);
   });
 
+  it("checks journal entries' writers unless --trust-journal-writers", () => {
+    assert.equal(parse([]).options.trustJournalWriters, false);
+    assert.equal(parse(['--trust-journal-writers']).options.trustJournalWriters, true);
+  });
+
   it('keeps subsystem conditions off by default and checks --subsystem-window and --subsystem-hold', () => {
     const off = parse([]).options;
     assert.equal(off.subsystemConditions, false);

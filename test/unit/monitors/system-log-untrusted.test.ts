@@ -10,10 +10,12 @@ import { loadConfigs } from '../../../src/config/load.ts';
 import { FakeClock } from '../../../src/core/clock.ts';
 import { createLogger } from '../../../src/core/logger.ts';
 import { createRegistry } from '../../../src/core/metrics.ts';
+import { hostPaths } from '../../../src/host/paths.ts';
 import type { Status } from '../../../src/core/types.ts';
 import { ProblemMetrics } from '../../../src/metrics/problem-metrics.ts';
 import { SystemLogMonitor } from '../../../src/monitors/system-log/monitor.ts';
 import { systemLogConfigKind } from '../../../src/monitors/system-log/schema.ts';
+import { systemLogMonitorType } from '../../../src/monitors/system-log/type.ts';
 import type { LogMonitorConfig } from '../../../src/rules/config.ts';
 import type { LinesHandler, LogSource } from '../../../src/sources/source.ts';
 import { seriesValue } from '../../support/fake-node.ts';
@@ -115,5 +117,48 @@ describe('untrusted journal lines in the shipped rules', () => {
     h.line(failed);
     assert.deepEqual(h.events().at(-1)?.reason, 'ContainerdStartFailed', 'control: PID 1 line');
     assert.equal(h.events().at(-1)?.severity, 'warn');
+  });
+});
+
+describe('--trust-journal-writers (MonitorDeps.trustJournalWriters)', () => {
+  function created(trustJournalWriters: boolean) {
+    const [loaded] = loadConfigs([{ file: `${RULES}smartd.yaml` }], [systemLogConfigKind]);
+    const seen: LogMonitorConfig[] = [];
+    const source: LogSource = {
+      start: () => {},
+      stop: async () => {},
+      health: () => ({ up: true, healthy: true }),
+    };
+    const type = systemLogMonitorType({
+      kmsg: undefined,
+      filelog: undefined,
+      journald: (config) => {
+        seen.push(config);
+        return source;
+      },
+    });
+    const registry = createRegistry();
+    const deps = {
+      clock: new FakeClock(T0),
+      registry,
+      logger: createLogger({ write: () => {} }),
+      paths: hostPaths('/'),
+      problemMetrics: new ProblemMetrics(registry),
+      trustJournalWriters,
+    };
+    const monitor = type.create(loaded?.config as LogMonitorConfig, deps) as SystemLogMonitor;
+    return { seen, monitor, reloaded: loaded?.config as LogMonitorConfig };
+  }
+
+  it('gives the source trustedWriter any, and a reload of the same file keeps the reader', () => {
+    const on = created(true);
+    assert.equal(on.seen[0]?.trustedWriter, 'any');
+    assert.equal(on.monitor.reconfigure(on.reloaded), true, 'the same reading after a reload');
+    const off = created(false);
+    assert.deepEqual(off.seen[0]?.trustedWriter, {
+      _SYSTEMD_UNIT: ['smartd.service', 'smartmontools.service'],
+      _UID: ['0'],
+    });
+    assert.equal(off.monitor.reconfigure(off.reloaded), true);
   });
 });
