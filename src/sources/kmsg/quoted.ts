@@ -115,6 +115,10 @@ export const KERNEL_FORMATS: readonly Format[] = [
   },
   // fs/drop_caches.c drop_caches_sysctl_handler(): "%s (%d): drop_caches: %d\n" (comm).
   { gate: has('): drop_caches: '), re: /^(.*) \(\d+\): drop_caches: \d+$/d },
+  // Last, for the reports not above that start with "%s[%d]" (comm, pid), as every architecture's
+  // signal reports do (arch/*/mm/fault.c, arch/*/kernel/traps.c) and arch/x86/kernel/umip.c
+  // umip_printk() after its "umip: " prefix: the start of the line up to the first "[<pid>]".
+  { gate: has('['), re: /^(.{1,64}?)\[\d+\][: ]/d },
 ];
 
 /** kernel/audit.c audit_log_n_untrustedstring(): a value quoted "..." (else hex) is the caller's text. */

@@ -144,6 +144,12 @@ const CATALOGUE: readonly Entry[] = [
     lookAlike: 'drop_caches: 3',
   },
   {
+    format: 'arch/x86/kernel/umip.c umip_printk(), and any report that starts "%s[%d]"',
+    real: 'umip: Kernel panic - n[4321] ip:401000 sp:7ffd3c9b0a48: SGDT instruction cannot be used by applications.',
+    names: ['umip: Kernel panic - n'],
+    lookAlike: '{1}[Hardware Error]: event severity: fatal',
+  },
+  {
     format: 'kernel/audit.c audit_log_n_untrustedstring()',
     real: 'audit: type=1400 audit(1700000000.123:45): apparmor="DENIED" operation="open" name="/etc/x" pid=4321 comm="stress-ng"',
     names: ['DENIED', 'open', '/etc/x', 'stress-ng'],
