@@ -8,7 +8,9 @@
 #     minHealthy/maxUnhealthy, a selector, a template) the CRD schema does not carry;
 #   - the NodeHealthCheck controller itself (cmd/ of the operator module), which the e2e test runs
 #     against the test control plane.
-# A second run with the same versions does nothing.
+# A second run with the same versions does nothing. Measured (2 cores shared, load 7-8): fully cold
+# (empty module and build caches) 5 m 50 s wall, 4 m user, 1.1 GiB peak RSS, 431 MiB of modules and
+# 1.3 GiB of build cache; warm build cache 10 s; cached 0.02 s. .ci/dev runs it in the background.
 #
 #   bash test/tools/repair-consumers/build.sh
 #
