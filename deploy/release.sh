@@ -18,14 +18,16 @@
 # back, so a concurrent push to it cannot be signed in its place.
 # REGISTRY_USERNAME and REGISTRY_PASSWORD, when set, log crane (whose docker config cosign and syft
 # read too) and helm in to the registry's host first. The tools come from test/tools/release-tools/build.sh and test/tools/go-tools.sh (helm).
-# Prints REF=, DIGEST=, CHART= for scripts on stdout; progress on stderr.
+# --krew-uri-base=<url> (default on the forge: its release of the tag): where the kubectl plugin's archive
+# will be downloaded from; the archive and its krew manifest are written to dist/release/.
+# Prints REF=, DIGEST=, CHART= (and KREW_ARCHIVE=, KREW_MANIFEST=) for scripts on stdout; progress on stderr.
 set -euo pipefail
 export LC_ALL=C
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { printf '[release %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { printf 'release: %s\n' "$*" >&2; exit 2; }
 
-registry="" version="" platforms="linux/amd64,linux/arm64" plain_http="" key="" overwrite=""
+registry="" version="" platforms="linux/amd64,linux/arm64" plain_http="" key="" overwrite="" krew_uri_base=""
 for arg in "$@"; do
   case "$arg" in
     --registry=*) registry="${arg#*=}" ;;
@@ -34,7 +36,8 @@ for arg in "$@"; do
     --plain-http) plain_http=1 ;;
     --key=*) key="${arg#*=}" ;;
     --overwrite) overwrite=1 ;;
-    *) die "unknown argument $arg (usage: --registry=<host[:port]/path> [--version=<v>] [--platforms=...] [--plain-http] [--key=<file>] [--overwrite])" ;;
+    --krew-uri-base=*) krew_uri_base="${arg#*=}" ;;
+    *) die "unknown argument $arg (usage: --registry=<host[:port]/path> [--version=<v>] [--platforms=...] [--plain-http] [--key=<file>] [--overwrite] [--krew-uri-base=<url>])" ;;
   esac
 done
 [ -n "$registry" ] || die "--registry=<host[:port]/path> is required"
@@ -133,6 +136,18 @@ grep -q "^  repository: $image\$" "$chart_dir/node-problem-detector/values.yaml"
 refuse_existing chart "$registry/charts/node-problem-detector:$version"
 "$HELM" push "${helm_http[@]}" "$chart_dir/node-problem-detector-$version.tgz" "oci://$registry/charts" >&2
 log "pushed the chart oci://$registry/charts/node-problem-detector:$version"
+
+# The kubectl plugin (`kubectl npd`) for krew: an archive and its manifest in dist/release/, for the
+# place the archive is published (the release workflow uploads both to the forge's release of the tag).
+krew_uri_base="${krew_uri_base:-${GITHUB_REPOSITORY:+https://github.com/$GITHUB_REPOSITORY/releases/download/v$version}}"
+krew_vars=""
+if [ -n "$krew_uri_base" ]; then
+  krew_vars="$(bash "$repo/deploy/krew/package.sh" --version="$version" --out="$repo/dist/release" --uri-base="$krew_uri_base")"
+  log "packaged the kubectl plugin for krew: $krew_uri_base/kubectl-npd-$version.tar.gz"
+else
+  log "no --krew-uri-base (nor GITHUB_REPOSITORY): the kubectl plugin is not packaged"
+fi
 echo "REF=$ref"
 echo "DIGEST=$index_digest"
 echo "CHART=oci://$registry/charts/node-problem-detector"
+[ -z "$krew_vars" ] || echo "$krew_vars"

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { type ControlPlane, KUBECTL, REPO_ROOT, startControlPlane } from './harness/controlplane.ts';
 import { run } from './harness/processes.ts';
 import { workDir } from './support.ts';

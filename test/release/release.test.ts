@@ -3,9 +3,10 @@
 // signature and the chart; everything is pulled back and verified with the real crane, cosign and helm.
 // The signing key is made here; a second key is the negative control of every verification.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { containerSkip, runImage } from '../container/podman.ts';
@@ -25,7 +26,11 @@ interface Released {
   readonly ref: string;
   readonly digest: string;
   readonly chart: string;
+  readonly krewManifest: string;
 }
+
+/** Where the krew manifest says the plugin archive is published (krew.test.ts installs from one). */
+const KREW_BASE = 'https://example.invalid/npd/releases';
 
 async function keyPair(cosign: string, dir: string, name: string): Promise<string> {
   const prefix = join(dir, name);
@@ -52,7 +57,12 @@ describe('release to a registry on 127.0.0.1', { skip, timeout: 90 * 60_000 }, (
     dir = mkdtempSync(join(tmpdir(), 'npd-release-'));
     await keyPair(tools.cosign, dir, 'release');
     await keyPair(tools.cosign, dir, 'other');
-    const args = [`--registry=${registry.host}/npd`, '--plain-http', `--key=${join(dir, 'release.key')}`];
+    const args = [
+      `--registry=${registry.host}/npd`,
+      '--plain-http',
+      `--key=${join(dir, 'release.key')}`,
+      `--krew-uri-base=${KREW_BASE}`,
+    ];
     const r = await run('bash', [join(REPO, 'deploy', 'release.sh'), ...args], {
       env: { ...process.env, COSIGN_PASSWORD: PASSWORD },
       timeoutMs: 80 * 60_000,
@@ -63,6 +73,7 @@ describe('release to a registry on 127.0.0.1', { skip, timeout: 90 * 60_000 }, (
       ref: vars.get('REF') ?? '',
       digest: vars.get('DIGEST') ?? '',
       chart: vars.get('CHART') ?? '',
+      krewManifest: vars.get('KREW_MANIFEST') ?? '',
     };
     image = `${registry.host}/npd/node-problem-detector`;
     assert.equal(released.ref, `${image}:${VERSION}`, r.stdout);
@@ -82,6 +93,15 @@ describe('release to a registry on 127.0.0.1', { skip, timeout: 90 * 60_000 }, (
     assert.equal(index.mediaType, 'application/vnd.oci.image.index.v1+json');
     const platforms = index.manifests.map((m) => `${m.platform?.os}/${m.platform?.architecture}`);
     assert.deepEqual(platforms.sort(), PLATFORMS);
+  });
+
+  test('the kubectl plugin is packaged for krew: the archive beside a manifest naming it', () => {
+    const text = readFileSync(released.krewManifest, 'utf8');
+    assert.match(text, new RegExp(`uri: ${KREW_BASE}/kubectl-npd-${VERSION}\\.tar\\.gz`));
+    assert.match(text, new RegExp(`version: v${VERSION}`));
+    const archive = join(dirname(released.krewManifest), `kubectl-npd-${VERSION}.tar.gz`);
+    const sha = createHash('sha256').update(readFileSync(archive)).digest('hex');
+    assert.match(text, new RegExp(`sha256: ${sha}`));
   });
 
   test('each platform pulls at most 60 MiB: the compressed layers and config its manifest lists', async (t) => {

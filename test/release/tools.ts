@@ -1,5 +1,5 @@
 /**
- * The release pipeline's real tools (crane, syft, cosign, actionlint from their Go modules, built and
+ * The release pipeline's real tools (crane, syft, cosign, actionlint, krew from their Go modules, built and
  * cached by test/tools/release-tools/build.sh) and a real OCI registry on 127.0.0.1 (`crane registry
  * serve`, blobs on disk) for the release tests.
  */
@@ -17,6 +17,7 @@ export interface ReleaseTools {
   readonly syft: string;
   readonly cosign: string;
   readonly actionlint: string;
+  readonly krew: string;
 }
 
 let cached: Promise<ReleaseTools> | undefined;
@@ -28,6 +29,7 @@ export function ensureReleaseTools(): Promise<ReleaseTools> {
     syft: need(v, 'SYFT'),
     cosign: need(v, 'COSIGN'),
     actionlint: need(v, 'ACTIONLINT'),
+    krew: need(v, 'KREW'),
   }));
   return cached;
 }

@@ -1,6 +1,7 @@
 /**
  * Builds the shipped runtime: one minified ESM bundle. Bundling cuts idle RSS (fewer modules to
  * compile and keep) and start-up time; native addons and optional dev-only modules stay external.
+ * `--kubectl-plugin` builds the kubectl plugin's bundle instead (deploy/krew/package.sh).
  */
 
 import { execFileSync } from 'node:child_process';
@@ -57,28 +58,59 @@ function escapeNonAscii(file: string): void {
   if (escaped !== text) writeFileSync(file, escaped);
 }
 
-await build({
-  entryPoints: [join(root, 'src', 'main.ts')],
-  outfile: join(root, 'dist', 'main.js'),
-  bundle: true,
-  platform: 'node',
-  target: 'node22',
-  format: 'esm',
-  // NPD_BUILD_MINIFY=0 keeps names readable for a CPU profile or a heap snapshot.
-  minify: process.env.NPD_BUILD_MINIFY !== '0',
-  sourcemap: 'linked',
-  legalComments: 'linked',
-  external: ['re2', 'koffi', '@kubernetes/client-node'],
-  banner: {
-    // Bundled CommonJS dependencies call require() for Node built-ins.
-    js: "import { createRequire as __npdCreateRequire } from 'node:module'; const require = __npdCreateRequire(import.meta.url);",
+/** What both bundles share: one minified ESM file for Node 22+, built-ins through require(). */
+function bundle(outfile: string, plugins: Plugin[]) {
+  return build({
+    entryPoints: [join(root, 'src', 'main.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    // NPD_BUILD_MINIFY=0 keeps names readable for a CPU profile or a heap snapshot.
+    minify: process.env.NPD_BUILD_MINIFY !== '0',
+    sourcemap: 'linked',
+    legalComments: 'linked',
+    external: ['re2', 'koffi', '@kubernetes/client-node'],
+    banner: {
+      // Bundled CommonJS dependencies call require() for Node built-ins.
+      js: "import { createRequire as __npdCreateRequire } from 'node:module'; const require = __npdCreateRequire(import.meta.url);",
+    },
+    define: {
+      __NPD_GIT_COMMIT__: JSON.stringify(gitCommit()),
+      __NPD_BUILD_DATE__: JSON.stringify(process.env.NPD_BUILD_DATE || new Date().toISOString()),
+    },
+    plugins: [...plugins, builtinsViaRequire],
+    logLevel: 'warning',
+  });
+}
+
+/**
+ * The kubectl plugin's bundle (deploy/krew/package.sh) runs only `fleet`, on any machine with Node:
+ * no native addon beside it. re2, the one addon imported at load time, becomes a module that refuses
+ * to build a pattern, so starting the agent from this bundle fails with that message instead of a
+ * missing-module error; koffi and client-node load lazily and are never reached by `fleet`.
+ */
+const withoutRe2: Plugin = {
+  name: 'without-re2',
+  setup(b) {
+    b.onResolve({ filter: /^re2$/ }, () => ({ path: 're2', namespace: 'without-re2' }));
+    b.onLoad({ filter: /.*/, namespace: 'without-re2' }, () => ({
+      contents:
+        "export default class RE2 { constructor() { throw new Error('this is the kubectl plugin bundle: it runs only the fleet command, not the agent'); } }",
+      loader: 'js',
+    }));
   },
-  define: {
-    __NPD_GIT_COMMIT__: JSON.stringify(gitCommit()),
-    __NPD_BUILD_DATE__: JSON.stringify(process.env.NPD_BUILD_DATE || new Date().toISOString()),
-  },
-  plugins: [builtinsViaRequire],
-  logLevel: 'warning',
-});
-escapeNonAscii(join(root, 'dist', 'main.js'));
-console.log('built dist/main.js');
+};
+
+// `--kubectl-plugin` builds only the plugin's bundle (deploy/krew/package.sh), so the image keeps one.
+if (process.argv.includes('--kubectl-plugin')) {
+  const pluginBundle = join(root, 'dist', 'kubectl-npd', 'node-problem-detector.js');
+  await bundle(pluginBundle, [withoutRe2]);
+  escapeNonAscii(pluginBundle);
+  console.log('built dist/kubectl-npd/node-problem-detector.js');
+} else {
+  await bundle(join(root, 'dist', 'main.js'), []);
+  escapeNonAscii(join(root, 'dist', 'main.js'));
+  console.log('built dist/main.js');
+}
