@@ -40,29 +40,29 @@ describe('agent against a real API server', () => {
     await cp?.stop({ failed: code !== 0 });
   });
 
-  test('a docker hung-task line sets KernelDeadlock=True/DockerHung, seen by kubectl describe', async () => {
-    const line = `INFO: task docker:${pid} blocked for more than 120 seconds.`;
-    kmsg(line);
+  test('a hard-lockup line sets KernelDeadlock=True/HardLockup, seen by kubectl describe', async () => {
+    kmsg(`Watchdog detected hard LOCKUP on cpu ${Number(pid) % 64}`);
     await waitFor(
       async () => {
         const kd = (await nodeConditions(cp)).find((c) => c.type === 'KernelDeadlock');
-        return kd?.status === 'True' && kd.reason === 'DockerHung';
+        return kd?.status === 'True' && kd.reason === 'HardLockup';
       },
       20_000,
       agent.output,
     );
     const describe = await cp.kubectl(['describe', 'node', cp.nodeName]);
-    assert.match(describe, /KernelDeadlock\s+True\s.*DockerHung/);
+    assert.match(describe, /KernelDeadlock\s+True\s.*HardLockup/);
     await waitFor(
       async () =>
-        /Warning\s+DockerHung\s.*kernel-monitor/.test(await cp.kubectl(['describe', 'node', cp.nodeName])),
+        /Warning\s+HardLockup\s.*kernel-monitor/.test(await cp.kubectl(['describe', 'node', cp.nodeName])),
       20_000,
     );
   });
 
   test('N identical lines show as (xN over …) in the Events of kubectl describe', async () => {
+    // A task named docker: TaskHung, but no DockerHung (the name is the task's own, docs/rules.md).
     const line = `INFO: task docker:${pid} blocked for more than 120 seconds.`;
-    kmsg(line, line, line);
+    kmsg(line, line, line, line);
     await waitFor(
       async () => {
         const ev = (await ourEvents(cp)).find((e) => e.reason === 'TaskHung' && e.message === line);
@@ -73,12 +73,14 @@ describe('agent against a real API server', () => {
     );
     const describe = await cp.kubectl(['describe', 'node', cp.nodeName]);
     assert.match(describe, /Warning\s+TaskHung\s+\S+ \(x4 over \S+\)\s+kernel-monitor/);
+    const kd = (await nodeConditions(cp)).find((c) => c.type === 'KernelDeadlock');
+    assert.equal(kd?.reason, 'HardLockup');
   });
 
   test('kubectl events --for node/<name> lists our events with apiVersion, kind and the node UID', async () => {
     const out = await cp.kubectl(['events', '--for', `node/${cp.nodeName}`]);
     assert.match(out, /TaskHung/);
-    assert.match(out, /DockerHung/);
+    assert.match(out, /HardLockup/);
     for (const ev of await ourEvents(cp)) {
       assert.deepEqual(
         { ...ev.involvedObject, namespace: ev.involvedObject.namespace ?? '' },
@@ -121,7 +123,7 @@ test('standalone: with no cluster config the agent runs and serves /metrics', as
     KUBERNETES_SERVICE_HOST: '',
   });
   try {
-    assert.equal(await metricValue(agent.metricsUrl, 'problem_counter{reason="DockerHung"}'), 0);
+    assert.equal(await metricValue(agent.metricsUrl, 'problem_counter{reason="HardLockup"}'), 0);
     assert.match(agent.output(), /running standalone/);
   } finally {
     assert.equal(await agent.stop(), 0);
