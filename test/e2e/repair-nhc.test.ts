@@ -12,8 +12,12 @@ import { LINES, readyNode, Scenario } from './nhc-scenario.ts';
 import { applyObject, example, repairConsumers } from './repair-support.ts';
 import { waitFor, workDir } from './support.ts';
 
-/** NHC's duration for the conditions under test: long enough to act inside, short for CI. */
-const DURATION_S = 20;
+/**
+ * NHC's duration for the conditions under test: short for CI, and long enough that half of it (where
+ * the reason change and the restart land) leaves a busy machine's NHC 13 s to act before a postponed
+ * deadline would have come.
+ */
+const DURATION_S = 30;
 const dir = workDir();
 let cp: ControlPlane;
 let nhc: NhcController;
