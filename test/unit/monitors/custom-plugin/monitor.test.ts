@@ -61,8 +61,9 @@ describe('custom plugin monitor state machine', () => {
       await h.monitor.stop();
     }
     assert.deepEqual(summary(off.statuses).slice(2), ['True/NTPIsDown/bad@0']);
+    // The new message is written and announced; the transition stays at the first NonOK (issue 39).
     assert.deepEqual(summary(on.statuses).slice(2), [
-      'True/NTPIsDown/worse@10 | warn:NTPIsDown:Node condition NTPProblem is now: True, reason: NTPIsDown, message: "worse"',
+      'True/NTPIsDown/worse@0 | warn:NTPIsDown:Node condition NTPProblem is now: True, reason: NTPIsDown, message: "worse"',
     ]);
   });
 
