@@ -210,6 +210,7 @@ export class Agent {
       paths: hostPaths(options.hostRoot, options.hostProc),
       trustQuotedText: options.trustQuotedText,
       trustJournalWriters: options.trustJournalWriters,
+      trustFileWriters: options.trustFileWriters,
       sources: new SourceHub(),
     };
     this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));

@@ -45,6 +45,8 @@ export interface Options extends EventSinkOptions, ConditionOptions, Diagnostics
   readonly trustQuotedText: boolean;
   /** --trust-journal-writers: every journal entry a config selects is evidence, as NPD takes it. */
   readonly trustJournalWriters: boolean;
+  /** --trust-file-writers: every line a filelog config reads is evidence, as NPD takes it. */
+  readonly trustFileWriters: boolean;
   /** --taint-on-condition; empty (the default) keeps the agent report-only. */
   readonly taintOnCondition: readonly TaintRule[];
   /** --log-format; undefined picks text on a terminal and JSON otherwise. */
@@ -99,6 +101,11 @@ export const FLAGS: readonly FlagSpec[] = [
   B(
     'trust-journal-writers',
     "Take every journal entry a journald config selects as evidence, whoever wrote it, as NPD does: overrides each config's trustedWriter (docs/rules.md)",
+    false,
+  ),
+  B(
+    'trust-file-writers',
+    "Take every line a filelog config reads as evidence, whoever wrote it, as NPD does: NPD's JSON filelog configs raise conditions again (docs/rules.md)",
     false,
   ),
   L(
@@ -183,6 +190,7 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     configReloadMs: f.dur('config-reload-period'),
     trustQuotedText: f.get('trust-quoted-text') === 'true',
     trustJournalWriters: f.get('trust-journal-writers') === 'true',
+    trustFileWriters: f.get('trust-file-writers') === 'true',
     taintOnCondition: taints.rules,
     ...conditions,
     ...diagnosticsOptions(f),

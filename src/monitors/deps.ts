@@ -17,4 +17,9 @@ export interface MonitorDeps extends SourceDeps {
    * trustedWriter says, as in NPD (docs/rules.md, "Who wrote a journal entry"). Off by default.
    */
   readonly trustJournalWriters?: boolean | undefined;
+  /**
+   * --trust-file-writers: every line of a filelog config is evidence, as `trustedWriter: any` makes
+   * it, as in NPD (docs/rules.md, "Who wrote a log file line"). Off by default.
+   */
+  readonly trustFileWriters?: boolean | undefined;
 }

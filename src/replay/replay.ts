@@ -73,6 +73,8 @@ function offlineDeps(clock: FakeClock): MonitorDeps {
     paths: hostPaths('/'),
     problemMetrics: new ProblemMetrics(registry),
     sources: new SourceHub(),
+    // Recorded lines are taken as trusted, as a recorded journal is: replay tests rules, not writers.
+    trustFileWriters: true,
   };
 }
 

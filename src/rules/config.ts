@@ -63,7 +63,10 @@ export interface LogMonitorConfig extends HealthTag {
   readonly skipList: readonly string[];
   readonly bufferSize: number;
   readonly source: string;
-  /** journald only; set by the schema for every journald config, absent means every entry. */
+  /**
+   * journald: set by the schema for every journald config, absent means every entry. filelog: `any`
+   * or absent, which means no line is evidence (monitors/system-log/file-writers.ts).
+   */
   readonly trustedWriter?: TrustedWriter | undefined;
   readonly metricsReporting: boolean;
   readonly conditions: readonly ConditionConfig[];

@@ -33,6 +33,8 @@ function config(dir: string, node: string, log: string): string {
     `logPath: ${log}`,
     'lookback: 5m',
     'source: e2e-repair-monitor',
+    // The test writes the file: its conditions need a file whose every writer is trusted (docs/rules.md).
+    'trustedWriter: any',
     'pluginConfig:',
     `  timestamp: '^(\\S+)'`,
     `  message: '^\\S+ \\S+ (?:kernel: \\[[^\\]]*\\]|containerd\\[\\d+\\]:) (.*)'`,

@@ -28,6 +28,8 @@ function filelogConfig(override: Record<string, unknown> = {}): string {
     logPath: logFile,
     source,
     pluginConfig: PLUGIN_CONFIG,
+    // The test's own file: its writer is the test (a log file names none; docs/rules.md).
+    trustedWriter: 'any',
     rules: [temporaryRule('FileRule', `${id}: file rule (\\d+)`)],
     ...override,
   });

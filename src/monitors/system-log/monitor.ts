@@ -9,8 +9,9 @@ import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
 import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
+import { ANY_FILE_WRITER, anyFileWriter, warnUntrustedFile } from './file-writers.ts';
 import { QuotedMatches, quotedClassifier } from './quoted-matches.ts';
-import { infoOnly, splitByTrust, UntrustedLines, withJournalWriters } from './untrusted.ts';
+import { infoOnly, splitByTrust, UntrustedLines, withFileWriters, withJournalWriters } from './untrusted.ts';
 
 export interface SystemLogMonitorDeps {
   readonly clock: Clock;
@@ -21,6 +22,8 @@ export interface SystemLogMonitorDeps {
   readonly trustQuotedText?: boolean | undefined;
   /** --trust-journal-writers: a journald config's trustedWriter is `any` (untrusted.ts). */
   readonly trustJournalWriters?: boolean | undefined;
+  /** --trust-file-writers: a filelog config's trustedWriter is `any` (file-writers.ts). */
+  readonly trustFileWriters?: boolean | undefined;
 }
 
 const TICK_MS = 1000;
@@ -71,6 +74,7 @@ export class SystemLogMonitor implements Monitor {
       'Log lines stamped later than the agent clock; they count from when they were read.',
     );
     if (config.metricsReporting) deps.problemMetrics.initialise(config.rules);
+    warnUntrustedFile(config, deps.logger);
     const now = () => deps.clock.now();
     // Only the kmsg and journald sources mark quoted text; a file's lines carry none. The series of
     // the rules whose refusal matters start at 0, as the untrusted writers' do (untrusted.ts).
@@ -106,8 +110,10 @@ export class SystemLogMonitor implements Monitor {
    * false when what is read changed (plugin, path, filters), which needs a new monitor.
    */
   reconfigure(reloaded: LogMonitorConfig): boolean {
-    const next = withJournalWriters(reloaded, this.deps.trustJournalWriters);
+    const { trustJournalWriters, trustFileWriters } = this.deps;
+    const next = withFileWriters(withJournalWriters(reloaded, trustJournalWriters), trustFileWriters);
     if (!sameSource(this.config, next)) return false;
+    warnUntrustedFile(next, this.deps.logger);
     const previous = this.engine.conditions();
     this.config = next;
     this.engine = this.newEngine(next);
@@ -129,7 +135,7 @@ export class SystemLogMonitor implements Monitor {
     const started = process.hrtime.bigint();
     const lines = this.notAfterNow(read);
     const kept = this.config.skipList.length > 0 ? this.withoutSkipped(lines, scanned) : { lines, scanned };
-    const batch = splitByTrust(kept.lines, kept.scanned);
+    const batch = this.byTrust(kept.lines, kept.scanned);
     if (batch.scanned) {
       const { found, scan } = batch.scanned;
       for (const result of this.engine.processScanned(batch.lines, found, scan)) this.publish(result);
@@ -179,8 +185,19 @@ export class SystemLogMonitor implements Monitor {
     this.emit?.(result.status);
   }
 
+  /** The batch split by its writers' trust; a log file's lines have none it trusts (file-writers.ts). */
+  private byTrust(lines: readonly LogLine[], scanned: ScannedBatch | undefined) {
+    if (!anyFileWriter(this.config)) return splitByTrust(lines, scanned);
+    return {
+      lines: [],
+      scanned: undefined,
+      untrusted: lines.map((l) => ({ ...l, untrusted: ANY_FILE_WRITER })),
+    };
+  }
+
   /** Whether the source may mark lines untrusted: then the refusal series exist from the start. */
   private checksWriters(config: LogMonitorConfig): boolean {
+    if (anyFileWriter(config)) return true;
     return config.trustedWriter !== undefined && config.trustedWriter !== 'any';
   }
 

@@ -20,6 +20,7 @@ import { patternError } from '../../rules/pattern.ts';
 import { re2Pattern } from '../../rules/schema.ts';
 import { unknownReferences } from '../../rules/template.ts';
 import { TRUSTED_FIELDS } from '../../sources/journald/trust.ts';
+import { fileEvidenceIssues } from './file-writers.ts';
 
 /** pluginConfig keys each log plugin understands; NPD's filelog needs all three of its keys. */
 const PLUGIN_KEYS: Readonly<
@@ -109,6 +110,8 @@ export function validateLogMonitor(
     metricsReporting: v.metricsReporting,
     // NPD's journald configs name only an identifier or a unit: their entries need a system writer.
     ...(v.plugin === 'journald' ? { trustedWriter: v.trustedWriter ?? 'system' } : {}),
+    // A file names no writer: `any` (every line is evidence) or nothing (no line is; file-writers.ts).
+    ...(v.plugin === 'filelog' && v.trustedWriter === 'any' ? { trustedWriter: 'any' as const } : {}),
     ...healthTag(v),
     conditions: v.conditions.map(({ clearAfter, ...c }) => ({ ...c, clearAfterMs: clearAfter })),
     rules: v.rules.map(({ window, ...r }) => ({ ...r, windowMs: window })),
@@ -128,7 +131,7 @@ function crossCheck(raw: unknown, file: string): ConfigIssue[] {
   rules.forEach((r, i) => {
     if (isRecord(r)) checkRule(r, i, declared, add);
   });
-  return issues;
+  return [...issues, ...fileEvidenceIssues(raw, file)];
 }
 
 type Add = (path: PropertyKey[], message: string) => void;
@@ -146,7 +149,9 @@ function checkPluginConfig(raw: Record<string, unknown>, add: Add): void {
       add(['pluginConfig', key], 'required by the filelog plugin');
   }
   if (raw.plugin === 'filelog') checkFilelog(raw, pc, add);
-  if (raw.trustedWriter !== undefined && raw.plugin !== 'journald') {
+  if (raw.plugin === 'filelog' && raw.trustedWriter !== undefined && raw.trustedWriter !== 'any') {
+    add(['trustedWriter'], 'a log file records no writer: only "any" (every line is evidence) applies');
+  } else if (raw.trustedWriter !== undefined && raw.plugin !== 'journald' && raw.plugin !== 'filelog') {
     add(['trustedWriter'], 'only the journald plugin knows who wrote a line');
   }
   const fields = isRecord(raw.trustedWriter) ? Object.keys(raw.trustedWriter) : [];

@@ -4,7 +4,7 @@ import type { MonitorDeps } from '../deps.ts';
 import type { MonitorType } from '../monitor.ts';
 import { SystemLogMonitor } from './monitor.ts';
 import { systemLogConfigKind } from './schema.ts';
-import { withJournalWriters } from './untrusted.ts';
+import { withFileWriters, withJournalWriters } from './untrusted.ts';
 
 export type LogSourceFactory = (config: LogMonitorConfig, deps: MonitorDeps) => LogSource;
 
@@ -16,7 +16,10 @@ export function systemLogMonitorType(factories: LogSourceFactories): MonitorType
   return {
     configKind: systemLogConfigKind,
     create(loaded, deps) {
-      const config = withJournalWriters(loaded, deps.trustJournalWriters);
+      const config = withFileWriters(
+        withJournalWriters(loaded, deps.trustJournalWriters),
+        deps.trustFileWriters,
+      );
       const factory = factories[config.plugin];
       if (!factory)
         throw new Error(`${config.file}: plugin "${config.plugin}" is not available in this build`);

@@ -79,6 +79,11 @@ export function withJournalWriters(
   return trustAll && config.plugin === 'journald' ? { ...config, trustedWriter: 'any' } : config;
 }
 
+/** --trust-file-writers: a filelog config takes every line as evidence (NPD), as `trustedWriter: any`. */
+export function withFileWriters(config: LogMonitorConfig, trustAll: boolean | undefined): LogMonitorConfig {
+  return trustAll && config.plugin === 'filelog' ? { ...config, trustedWriter: 'any' } : config;
+}
+
 /** The lines of a batch split by trust, the shared scan's marks kept with the trusted ones. */
 export function splitByTrust(
   lines: readonly LogLine[],

@@ -157,6 +157,11 @@ describe('parseOptions (NPD flags)', () => {
     assert.equal(parse(['--trust-journal-writers']).options.trustJournalWriters, true);
   });
 
+  it('takes no log file line as evidence unless --trust-file-writers', () => {
+    assert.equal(parse([]).options.trustFileWriters, false);
+    assert.equal(parse(['--trust-file-writers']).options.trustFileWriters, true);
+  });
+
   it('keeps subsystem conditions off by default and checks --subsystem-window and --subsystem-hold', () => {
     const off = parse([]).options;
     assert.equal(off.subsystemConditions, false);

@@ -160,17 +160,9 @@ const PAIRS: {
       'Deleting problem directory Python3-2026-01-01-00:00:05-3292 (dup of Python3-2025-12-30-14:26:21-17653)',
     ],
   },
-  {
-    // Replay does not run filelog's message extraction, so NPD's rule sees whole lines here; on a real
-    // node it never matches (see npd-misses.test.ts).
-    npd: 'disk-log-message-filelog.json',
-    ours: 'disk.yaml',
-    input: [
-      'Jan  5 03:12:44 node-1 smartd[812]: Device: /dev/sda [SAT], 8 Currently unreadable (pending) sectors',
-      'Jan  5 04:12:44 node-1 smartd[812]: Device: /dev/sdb [SAT], 128 Currently unreadable (pending) sectors',
-      'Jan  5 04:12:44 node-1 smartd[812]: Device: /dev/sdb [SAT], 136 Offline uncorrectable sectors',
-    ],
-  },
+  // Not disk.yaml ≡ disk-log-message-filelog.json: disk.yaml gives info events, not NPD's conditions,
+  // on purpose (a log file records no writer; docs/rules.md "Who wrote a log file line"). Its events
+  // are in the rules-disk golden case, and npd-misses.test.ts compares the message extraction.
 ];
 
 describe('our YAML gives NPD results on the lines NPD covers', () => {
