@@ -108,13 +108,14 @@ const T0 = Date.UTC(2026, 0, 5, 3, 0, 0);
 /** kernel/hung_task.c check_hung_task(), as rsyslog writes it to kern.log. */
 const HUNG = 'node-1 kernel: [ 1234.567890] INFO: task docker:1234 blocked for more than 120 seconds.';
 
-/** NPD's kernel-monitor-filelog.json following a real file under a temp host root. */
-function npdKernelFile(t: TestContext, trustFileWriters: boolean) {
+/** A filelog config (NPD's kernel-monitor-filelog.json by default) following a real file under a temp root. */
+function followed(
+  t: TestContext,
+  trustFileWriters: boolean,
+  file = join(NPD_DIR, 'kernel-monitor-filelog.json'),
+) {
   const root = tempDir(t);
-  const [loaded] = loadConfigs(
-    [{ file: join(NPD_DIR, 'kernel-monitor-filelog.json') }],
-    [systemLogConfigKind],
-  );
+  const [loaded] = loadConfigs([{ file }], [systemLogConfigKind]);
   const config = { ...(loaded?.config as LogMonitorConfig), lookbackMs: HOUR };
   const path = join(root, config.logPath);
   mkdirSync(dirname(path), { recursive: true });
@@ -150,7 +151,7 @@ const untrusted = (registry: Parameters<typeof metric>[0], rule: string) =>
 
 describe("NPD's kernel-monitor-filelog.json over a real appended line", () => {
   it('raises nothing, counts each rule it matched and warned at start naming the file', async (t) => {
-    const h = npdKernelFile(t, false);
+    const h = followed(t, false);
     h.append(HUNG);
     assert.equal(h.deadlock()?.status, 'False', 'no KernelDeadlock from a line any user can log');
     assert.deepEqual(h.events, [], 'no TaskHung Warning event either');
@@ -168,19 +169,34 @@ describe("NPD's kernel-monitor-filelog.json over a real appended line", () => {
   });
 
   it('a line no rule matches counts nowhere', async (t) => {
-    const h = npdKernelFile(t, false);
+    const h = followed(t, false);
     h.append('node-1 kernel: [ 1234.567890] eth0: link up');
     assert.equal(await untrusted(h.deps.registry, 'TaskHung'), 0);
     assert.deepEqual(h.events, []);
   });
 
   it('with --trust-file-writers, the same line raises what NPD raises', async (t) => {
-    const h = npdKernelFile(t, true);
+    const h = followed(t, true);
     h.append(HUNG);
     assert.equal(h.deadlock()?.status, 'True');
     assert.equal(h.deadlock()?.reason, 'DockerHung');
     assert.ok(h.events.some((e) => e.reason === 'TaskHung' && e.severity === 'warn'));
     assert.equal(await untrusted(h.deps.registry, 'DockerHung'), 0);
+    assert.ok(!h.logged.some((l) => String(l.msg).startsWith('these filelog rules raise nothing')));
+  });
+});
+
+describe('the shipped disk.yaml over a real appended line', () => {
+  const disk = join(import.meta.dirname, '../../../rules/disk.yaml');
+  const SMART = 'node-1 smartd[812]: Device: /dev/sdd [SAT], FAILED SMART self-check. BACK UP DATA NOW!';
+
+  it('gives a Normal event, the most a line of a file nobody vouches for may give', (t) => {
+    const h = followed(t, false, disk);
+    h.append(SMART);
+    assert.deepEqual(
+      h.events.map((e) => [e.reason, e.severity]),
+      [['SMARTSelfCheckFailed', 'info']],
+    );
     assert.ok(!h.logged.some((l) => String(l.msg).startsWith('these filelog rules raise nothing')));
   });
 });
