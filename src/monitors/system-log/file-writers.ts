@@ -8,7 +8,8 @@ import { infoOnly } from './untrusted.ts';
 /**
  * Why a log file's lines are no evidence (docs/rules.md, "Who wrote a log file line"): a syslog file
  * records no writer. rsyslog writes what `logger` sends, as any user, to /var/log/syslog and
- * /var/log/messages, and kern.log's facility is the sender's claim too (`logger -p kern.err`).
+ * /var/log/messages, and kern.log holds the kernel's reports with the process and file names any
+ * program chooses, which nothing tells apart in a file (docs/rules.md, "Who wrote the text").
  */
 export const ANY_FILE_WRITER =
   'a log file records no writer; any process that can log may have written the line';
