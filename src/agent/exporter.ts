@@ -231,7 +231,10 @@ function tee(api: EventOutlet, local: EventOutlet): EventOutlet {
   return {
     recorderFor(source) {
       const targets = [api.recorderFor(source), local.recorderFor(source)];
-      return { event: (type, reason, message) => targets.map((t) => t.event(type, reason, message)) };
+      return {
+        event: (type, reason, message, annotations) =>
+          targets.map((t) => t.event(type, reason, message, annotations)),
+      };
     },
     async shutdown(graceMs) {
       await Promise.all([api.shutdown(graceMs), local.shutdown(graceMs)]);

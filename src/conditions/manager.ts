@@ -224,9 +224,8 @@ export class ConditionManager {
 
   private foldPending(): void {
     for (const [type, c] of this.pending) {
-      if (sameCondition(this.current.get(type), c)) continue;
-      this.current.set(type, c);
-      this.dirty = true;
+      if (!sameCondition(this.current.get(type), c)) this.dirty = true;
+      this.current.set(type, c); // a change the Node would not see may still be news: its evidence
     }
     this.pending.clear();
   }

@@ -1,3 +1,4 @@
+import type { Evidence } from '../core/evidence.ts';
 import { SUBSYSTEM_CONDITIONS } from '../core/polarity.ts';
 import type { Condition, Impact, Status, Subsystem } from '../core/types.ts';
 import { formatRfc3339Seconds } from '../kube/time.ts';
@@ -35,6 +36,8 @@ interface Problem extends EventClassification {
    */
   readonly at: number;
   readonly origin: string;
+  /** What raised it (core/evidence.ts); the subsystem condition it decides shows it on /conditions. */
+  readonly evidence?: Evidence | undefined;
 }
 
 export interface SubsystemHealthOptions {
@@ -106,7 +109,14 @@ export class SubsystemHealth {
       this.events.delete(key);
       const origin = `event from ${status.source}`;
       const at = Math.min(e.timestamp, now);
-      this.events.set(key, { ...tag, reason: e.reason, message: e.message, at, origin });
+      this.events.set(key, {
+        ...tag,
+        reason: e.reason,
+        message: e.message,
+        at,
+        origin,
+        evidence: e.evidence,
+      });
       if (this.events.size <= MAX_EVENTS) continue;
       this.events.delete(this.events.keys().next().value as string);
       this.onEvicted?.();
@@ -184,6 +194,7 @@ export class SubsystemHealth {
             message: c.message,
             at: c.transition,
             origin: `${c.type}=True`,
+            evidence: c.evidence,
           });
       }
     }
@@ -219,7 +230,8 @@ export class SubsystemHealth {
     const since = formatRfc3339Seconds(transition);
     const what = truncate(worst.message, MAX_PROBLEM_MESSAGE);
     const message = `${worst.impact}: ${what} (${worst.origin}); unhealthy since ${since}; details: kubectl events --for node/${this.nodeName}`;
-    return { type, status, transition, reason: worst.reason, message };
+    const condition: Condition = { type, status, transition, reason: worst.reason, message };
+    return worst.evidence === undefined ? condition : { ...condition, evidence: worst.evidence };
   }
 }
 

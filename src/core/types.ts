@@ -1,3 +1,5 @@
+import type { Evidence, JournalWriter } from './evidence.ts';
+
 /**
  * The vocabulary shared by every stage of the pipeline. It mirrors NPD's pkg/types so that
  * configs, messages and metrics stay compatible.
@@ -12,6 +14,11 @@ export interface Condition {
   readonly transition: number;
   readonly reason: string;
   readonly message: string;
+  /**
+   * What raised it (core/evidence.ts), on a condition a match or a result set to a problem; never
+   * written to the Node (its NodeCondition has no field for it), shown by /conditions.
+   */
+  readonly evidence?: Evidence | undefined;
 }
 
 /** The node subsystem a rule or probe watches; each has one `<Subsystem>Ready` condition. */
@@ -46,6 +53,8 @@ export interface ProblemEvent {
   readonly timestamp: number;
   readonly reason: string;
   readonly message: string;
+  /** What raised it (core/evidence.ts); the Event carries it as an annotation, not in reason or message. */
+  readonly evidence?: Evidence | undefined;
 }
 
 /**
@@ -82,6 +91,8 @@ export interface LogLine {
    * an unprivileged process): why. Such a line may give at most an info event, never a condition.
    */
   readonly untrusted?: string | undefined;
+  /** journald only: the trusted fields of a writer the config's trustedWriter checked, for Evidence. */
+  readonly writer?: JournalWriter | undefined;
 }
 
 /** How a running monitor is doing, as /healthz and the monitor metrics report it. */

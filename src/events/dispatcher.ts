@@ -1,12 +1,18 @@
 import type { Counter, Registry } from 'prom-client';
 import { counter, zeroed } from '../core/metrics.ts';
 import type { ProblemEvent } from '../core/types.ts';
+import { evidenceAnnotations } from './evidence.ts';
 import { type RecorderMetrics, recorderMetrics } from './record/metrics.ts';
 
 /** The recorders, available once the Node's UID is known (events without it are invisible to kubectl). */
 export interface RecorderSource {
   recorderFor(source: string): {
-    event(type: 'Normal' | 'Warning', reason: string, message: string): unknown;
+    event(
+      type: 'Normal' | 'Warning',
+      reason: string,
+      message: string,
+      annotations?: Readonly<Record<string, string>>,
+    ): unknown;
   };
 }
 
@@ -90,7 +96,8 @@ export class EventDispatcher {
       return;
     }
     const type = event.severity === 'warn' ? 'Warning' : 'Normal';
-    this.recorders?.recorderFor(source).event(type, event.reason, event.message);
+    const annotations = evidenceAnnotations(event.evidence);
+    this.recorders?.recorderFor(source).event(type, event.reason, event.message, annotations);
     this.options.onRecorded?.(source, event.timestamp);
   }
 

@@ -1,7 +1,9 @@
+import type { Evidence } from '../core/evidence.ts';
 import type { Condition, CountedReason, LogLine, ProblemEvent, Status } from '../core/types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
 import { ConditionTable } from './condition-table.ts';
 import type { LogMonitorConfig, LogRuleConfig } from './config.ts';
+import { hitEvent, type LineContext, type LineEvidence, withEvidence } from './evidence.ts';
 import { FrequencyWindow } from './frequency.ts';
 import { LineBytes } from './line-bytes.ts';
 import { type BufferMatch, LogBuffer } from './log-buffer.ts';
@@ -10,7 +12,6 @@ import { PatternSet } from './pattern-set.ts';
 import { Prefilter } from './prefilter.ts';
 import type { SharedScan } from './shared-scan.ts';
 import { catchAllReason, expandTemplate, isTemplate } from './template.ts';
-import type { QuotedClassifier } from './untrusted.ts';
 
 export interface GaugeChange {
   readonly type: string;
@@ -45,6 +46,7 @@ interface Hit {
   readonly lines: readonly LogLine[];
   readonly reason: string;
   readonly message: string;
+  readonly evidence: Evidence | undefined;
 }
 
 interface Step {
@@ -71,11 +73,13 @@ export class LogRuleEngine {
   private readonly watchesEveryLine: boolean;
   /** The reason template behind each condition's current True reason, to clear its gauge series. */
   private readonly activeTemplate = new Map<string, string>();
+  private readonly evidence: LineEvidence | undefined;
 
-  /** `quotedSpans`: the source's classifier of quoted text (rules/untrusted.ts), asked on a match. */
-  constructor(config: LogMonitorConfig, startedAt: number, quotedSpans?: QuotedClassifier) {
+  /** `context`: the source's quoted-text classifier and the evidence a match carries (evidence.ts). */
+  constructor(config: LogMonitorConfig, startedAt: number, context: LineContext = {}) {
     this.config = config;
-    this.buffer = new LogBuffer(config.bufferSize, quotedSpans);
+    this.evidence = context.evidence;
+    this.buffer = new LogBuffer(config.bufferSize, context.quotedSpans);
     this.rules = config.rules.map(compileRule);
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
     this.patternSet = new PatternSet(this.rules.map((r) => r.pattern));
@@ -198,12 +202,7 @@ export class LogRuleEngine {
       if (cfg.type === 'temporary') rule.window.reset();
     }
     if (cfg.type === 'temporary') {
-      step.events.push({
-        severity: cfg.severity ?? 'warn',
-        timestamp: first.timestamp,
-        reason: hit.reason,
-        message: hit.message,
-      });
+      step.events.push(hitEvent(cfg.severity ?? 'warn', first.timestamp, hit));
       step.counted.push(countedReason(rule, hit.reason));
     } else if (cfg.condition) {
       this.raise(cfg.condition, rule, hit, first.timestamp, step);
@@ -226,16 +225,17 @@ export class LogRuleEngine {
     }
     let message = cfg.message ? expand(cfg.message, found) : joined(lines);
     if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;
-    return { lines, reason: expand(cfg.reason, found), message };
+    const evidence = this.evidence?.of(rule.pattern, lines);
+    return { lines, reason: expand(cfg.reason, found), message, evidence };
   }
 
   private raise(type: string, rule: CompiledRule, hit: Hit, at: number, step: Step): void {
-    const { reason, message } = hit;
+    const { reason, message, evidence } = hit;
     const current = this.table.get(type);
     if (!current) return;
     if (current.status === 'True' && current.reason === reason) return;
-    this.table.set({ type, status: 'True', transition: at, reason, message });
-    step.events.push(conditionChangeEvent(type, 'True', reason, message, at));
+    this.table.set(withEvidence({ type, status: 'True', transition: at, reason, message }, evidence));
+    step.events.push(withEvidence(conditionChangeEvent(type, 'True', reason, message, at), evidence));
     step.counted.push(countedReason(rule, reason));
     const template = rule.reasonTemplate?.template;
     step.gauges.push(

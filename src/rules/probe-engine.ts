@@ -1,7 +1,9 @@
+import type { Evidence } from '../core/evidence.ts';
 import type { Condition, ConditionStatus, ProblemEvent, Status } from '../core/types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
 import { ConditionTable } from './condition-table.ts';
 import type { ConditionConfig, RuleType } from './config.ts';
+import { withEvidence } from './evidence.ts';
 import type { EngineResult, GaugeChange } from './log-engine.ts';
 
 /** NPD's plugin protocol: exit 0 is OK, 1 is NonOK, anything else Unknown. Probes use it too. */
@@ -24,6 +26,8 @@ export interface ProbeEngineConfig {
   readonly conditions: readonly ConditionConfig[];
   /** NPD's enable_message_change_based_condition_update. */
   readonly messageChangeUpdates?: boolean;
+  /** What a problem it raises carries (core/evidence.ts): a built-in probe or a plugin script. */
+  readonly evidence?: Evidence | undefined;
 }
 
 const TO_CONDITION: Readonly<Record<ProbeStatus, ConditionStatus>> = {
@@ -66,7 +70,13 @@ export class ProbeRuleEngine {
     for (const r of results) {
       if (r.rule.type === 'temporary') {
         if (r.status === 'NonOK') {
-          events.push({ severity: 'warn', timestamp: now, reason: r.rule.reason, message: r.message });
+          const event = {
+            severity: 'warn',
+            timestamp: now,
+            reason: r.rule.reason,
+            message: r.message,
+          } as const;
+          events.push(withEvidence(event, this.config.evidence));
           counted.push(r.rule.reason);
         }
       } else if (r.rule.condition) {
@@ -92,9 +102,11 @@ export class ProbeRuleEngine {
     const status = TO_CONDITION[r.status];
     const next = nextCondition(current, status, r, def, this.config.messageChangeUpdates ?? false);
     if (!next) return undefined;
+    // Only a problem carries its evidence; a False or Unknown result raises none.
+    const evidence = status === 'True' ? this.config.evidence : undefined;
     const updated: Condition = { type, status, transition: now, reason: next.reason, message: next.message };
-    this.table.set(updated);
-    return conditionChangeEvent(type, status, updated.reason, updated.message, now);
+    this.table.set(withEvidence(updated, evidence));
+    return withEvidence(conditionChangeEvent(type, status, updated.reason, updated.message, now), evidence);
   }
 }
 

@@ -168,12 +168,14 @@ function routesForStatus(e: Endpoints): Record<string, Route> {
     '/healthz': (res) => probe(res, e.health()),
     '/readyz': (res) => probe(res, e.ready()),
     '/conditions': (res) => {
-      // problem and problemWhen: one polarity for every type, as npd_condition_problem has it.
+      // problem and problemWhen: one polarity for every type, as npd_condition_problem has it. evidence:
+      // what raised the problem (core/evidence.ts), null where none did (a default, a value from the Node).
       const body = e.conditions().map((c) => ({
         ...c,
         transition: new Date(c.transition).toISOString(),
         problem: isProblem(c),
         problemWhen: problemWhen(c.type),
+        evidence: c.evidence ?? null,
       }));
       send(res, 200, 'application/json', JSON.stringify(body));
     },

@@ -55,8 +55,13 @@ function resourceOf(event: KubeEvent, src: OtlpSource): Attributes {
   return [...(src.extraResource ?? []).filter(([k]) => !keys.has(k)), ...own];
 }
 
-/** The event fields, named as the k8s.event semantic conventions and the k8seventsreceiver name them. */
+/**
+ * The event fields, named as the k8s.event semantic conventions and the k8seventsreceiver name them; its
+ * annotations (the evidence, events/evidence.ts) as `k8s.event.annotation.<key>`, the pattern of the
+ * conventions' `k8s.pod.annotation.<key>`.
+ */
 function attributesOf(event: KubeEvent): Attributes {
+  const annotations = Object.entries(event.annotations ?? {});
   return present([
     ['k8s.event.reason', event.reason],
     ['k8s.event.name', event.name],
@@ -66,6 +71,7 @@ function attributesOf(event: KubeEvent): Attributes {
     ['k8s.event.source.component', event.source.component],
     ['k8s.event.reporting_component', event.reportingComponent],
     ['k8s.namespace.name', event.namespace],
+    ...annotations.map(([k, v]) => [`k8s.event.annotation.${k}`, v] as const),
   ]);
 }
 

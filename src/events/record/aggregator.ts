@@ -73,6 +73,8 @@ export class EventAggregator {
     return {
       name: `${event.involvedObject.name}.${this.nanos().toString(16)}`,
       namespace: event.namespace,
+      // Not in client-go's combined event; kept so a flood still says what raised it (no key reads it).
+      ...(event.annotations === undefined ? {} : { annotations: event.annotations }),
       involvedObject: event.involvedObject,
       reason: event.reason,
       message: AGGREGATE_MESSAGE_PREFIX + event.message,

@@ -35,7 +35,10 @@ export function eventJson(ev: KubeEvent): JsonObject {
   return {
     apiVersion: 'v1',
     kind: 'Event',
-    metadata: compact({ name: ev.name, namespace: ev.namespace, resourceVersion: ev.resourceVersion }),
+    metadata: {
+      ...compact({ name: ev.name, namespace: ev.namespace, resourceVersion: ev.resourceVersion }),
+      ...(ev.annotations === undefined ? {} : { annotations: { ...ev.annotations } }),
+    },
     involvedObject: refJson(ev.involvedObject),
     reason: ev.reason,
     message: ev.message,
@@ -93,6 +96,7 @@ export function eventFromJson(json: JsonObject, sent: KubeEvent): KubeEvent {
     name: text(md.name, sent.name),
     namespace: text(md.namespace, sent.namespace),
     ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    ...(sent.annotations === undefined ? {} : { annotations: sent.annotations }),
     involvedObject: refFrom(json.involvedObject, sent.involvedObject),
     reason: text(json.reason, sent.reason),
     message: text(json.message, sent.message),

@@ -10,7 +10,7 @@ import type { KubeEvent } from './types.ts';
 
 /** The fields the structured sink logs for each event. */
 export function eventLogFields(event: KubeEvent): Record<string, unknown> {
-  return {
+  const fields = {
     type: event.type,
     reason: event.reason,
     message: event.message,
@@ -20,6 +20,8 @@ export function eventLogFields(event: KubeEvent): Record<string, unknown> {
     object: `${event.involvedObject.kind}/${event.involvedObject.name}`,
     event: `${event.namespace}/${event.name}`,
   };
+  // The evidence (events/evidence.ts) where the event has one.
+  return event.annotations === undefined ? fields : { ...fields, annotations: event.annotations };
 }
 
 export function structuredLogHandler(logger: Logger): (event: KubeEvent) => void {

@@ -47,8 +47,16 @@ export class EventRecorder {
     zeroed(this.metrics.dropped, { point: 'invalid_type', source, watcher: '' });
   }
 
-  /** Returns whether the event was queued; every refusal is logged and counted. */
-  event(type: string, reason: string, message: string): boolean {
+  /**
+   * Returns whether the event was queued; every refusal is logged and counted. `annotations`: as
+   * client-go's AnnotatedEventf, on the Event's metadata (the evidence, events/evidence.ts).
+   */
+  event(
+    type: string,
+    reason: string,
+    message: string,
+    annotations?: Readonly<Record<string, string>>,
+  ): boolean {
     if (!isEventType(type)) {
       this.metrics.dropped.inc({ point: 'invalid_type', source: this.component, watcher: '' });
       this.opts.logger.error(
@@ -57,7 +65,9 @@ export class EventRecorder {
       );
       return false;
     }
-    const queued = this.opts.broadcaster.actionOrDrop(this.makeEvent(type, reason, message));
+    const event = this.makeEvent(type, reason, message);
+    if (annotations !== undefined) event.annotations = annotations;
+    const queued = this.opts.broadcaster.actionOrDrop(event);
     if (queued) this.metrics.recorded.inc({ source: this.component, type });
     return queued;
   }

@@ -22,6 +22,8 @@ export interface KubeEvent {
   name: string;
   namespace: string;
   resourceVersion?: string;
+  /** metadata.annotations, as client-go's AnnotatedEventf sets them: the problem's evidence (events/evidence.ts). */
+  annotations?: Readonly<Record<string, string>>;
   involvedObject: ObjectRef;
   reason: string;
   message: string;

@@ -28,6 +28,8 @@ export interface EventsV1Event {
   name: string;
   namespace: string;
   resourceVersion?: string;
+  /** metadata.annotations: the problem's evidence (events/evidence.ts); not in isomorphicKey. */
+  annotations?: Readonly<Record<string, string>>;
   /** Epoch milliseconds; the sink writes it as a 6-digit MicroTime. */
   eventTime: number;
   series?: EventSeries;

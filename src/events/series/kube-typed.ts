@@ -40,6 +40,7 @@ function seriesJson(series: EventSeries | EventsV1SeriesPatch['series']): Json {
 export function eventsV1Json(ev: EventsV1Event): Json {
   const metadata: Json = { name: ev.name, namespace: ev.namespace };
   if (ev.resourceVersion) metadata.resourceVersion = ev.resourceVersion;
+  if (ev.annotations) metadata.annotations = { ...ev.annotations };
   const body: Json = {
     metadata,
     eventTime: formatMicroTime(ev.eventTime),

@@ -42,13 +42,19 @@ export function createEventsV1Pipeline(opts: EventsV1PipelineOptions) {
   return {
     recorderFor(source: string) {
       return {
-        event(type: EventType, reason: string, message: string): boolean {
+        event(
+          type: EventType,
+          reason: string,
+          message: string,
+          annotations?: Readonly<Record<string, string>>,
+        ): boolean {
           const q = queueFor(sources, opts, source);
           if (q.queue.length >= QUEUE_LIMIT) {
             dropped.inc({ point: 'watcher', source, watcher: 'events-v1' });
             return false;
           }
-          const ev = v1Event(opts, nanos, source, { type, reason, message });
+          const made = v1Event(opts, nanos, source, { type, reason, message });
+          const ev = annotations === undefined ? made : { ...made, annotations };
           enqueue(q, () => q.recorder.record(ev));
           return true;
         },

@@ -55,6 +55,7 @@ export class CustomPluginMonitor implements Monitor {
         source: config.source,
         conditions: config.conditions,
         messageChangeUpdates: config.messageChangeUpdates,
+        evidence: { source: config.source, plugin: 'custom', trust: 'plugin' },
       },
       deps.clock.now(),
     );

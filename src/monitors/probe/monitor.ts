@@ -70,7 +70,11 @@ export class ProbeMonitor implements Monitor {
       streaks: new Map(),
     }));
     this.engine = new ProbeRuleEngine(
-      { source: config.source, conditions: config.conditions },
+      {
+        source: config.source,
+        conditions: config.conditions,
+        evidence: { source: config.source, plugin: 'probe', trust: 'probe' },
+      },
       deps.clock.now(),
     );
     this.errors = counter(deps.registry, {

@@ -10,6 +10,7 @@ import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
 import { ANY_FILE_WRITER, anyFileWriter, warnUntrustedFile } from './file-writers.ts';
+import { lineEvidence } from './evidence.ts';
 import { QuotedMatches, quotedClassifier } from './quoted-matches.ts';
 import { infoOnly, splitByTrust, UntrustedLines, withFileWriters, withJournalWriters } from './untrusted.ts';
 
@@ -202,8 +203,9 @@ export class SystemLogMonitor implements Monitor {
   }
 
   private newEngine(config: LogMonitorConfig): LogRuleEngine {
-    const quoted = quotedClassifier(config.plugin, this.deps.trustQuotedText);
-    return new LogRuleEngine(config, this.deps.clock.now(), quoted);
+    const quotedSpans = quotedClassifier(config.plugin, this.deps.trustQuotedText);
+    const evidence = lineEvidence(config, this.deps);
+    return new LogRuleEngine(config, this.deps.clock.now(), { quotedSpans, evidence });
   }
 
   private untrustedLines(config: LogMonitorConfig): UntrustedLines {

@@ -7,6 +7,7 @@ import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
 import { type CompiledPattern, compilePattern } from '../../rules/pattern.ts';
 import { untrustedMatches } from '../../rules/untrusted.ts';
 import type { ScannedBatch } from '../../sources/source.ts';
+import { untrustedEvidence } from './evidence.ts';
 
 export interface UntrustedDeps {
   readonly now: () => number;
@@ -63,7 +64,8 @@ export class UntrustedLines {
   private build() {
     const { config, deps } = this;
     const rules = this.kept.map((r) => ({ ...r, severity: 'info' as const }));
-    const engine = new LogRuleEngine({ ...config, conditions: [], rules }, deps.now());
+    const evidence = untrustedEvidence(config);
+    const engine = new LogRuleEngine({ ...config, conditions: [], rules }, deps.now(), { evidence });
     const refused = config.rules
       .filter((r) => !this.kept.includes(r))
       .map((rule) => ({ rule, patterns: patternsOf(rule), warning: warningFor(rule, config.source, deps) }));

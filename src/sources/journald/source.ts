@@ -19,7 +19,7 @@ import {
 } from './args.ts';
 import { journalEntryOf, parseJournalRecord } from './entry.ts';
 import { JournalFollower, type SpawnFn } from './follower.ts';
-import { trustFields, untrustedWriter } from './trust.ts';
+import { journalWriter, trustFields, untrustedWriter } from './trust.ts';
 
 export interface JournaldSourceOptions {
   /** The journalctl binary. */
@@ -235,8 +235,12 @@ class JournaldSource implements LogSource {
     }
     if (entry.truncated) this.metrics.truncated.inc();
     // Marked, not dropped: the monitor decides what an untrusted line may still do, rule by rule.
-    const untrusted = untrustedWriter(this.config.trustedWriter ?? 'any', record);
+    const policy = this.config.trustedWriter ?? 'any';
+    const untrusted = untrustedWriter(policy, record);
     const { timestamp, message } = entry;
-    batch.push(untrusted === undefined ? { timestamp, message } : { timestamp, message, untrusted });
+    if (untrusted !== undefined) return void batch.push({ timestamp, message, untrusted });
+    // Who wrote it, for the evidence of what it raises (core/evidence.ts).
+    const writer = journalWriter(policy, record);
+    batch.push(writer === undefined ? { timestamp, message } : { timestamp, message, writer });
   }
 }

@@ -1,3 +1,4 @@
+import type { JournalWriter } from '../../core/evidence.ts';
 import type { TrustedWriter } from '../../rules/config.ts';
 import { journalString } from './entry.ts';
 
@@ -61,4 +62,28 @@ function writerOf(field: (name: string) => string): string {
 /** The journal fields the source must ask journalctl for to decide `policy`. */
 export function trustFields(policy: TrustedWriter): readonly string[] {
   return policy === 'any' ? [] : TRUSTED_FIELDS;
+}
+
+const WRITER_FIELDS = [
+  ['transport', '_TRANSPORT'],
+  ['unit', '_SYSTEMD_UNIT'],
+  ['uid', '_UID'],
+  ['comm', '_COMM'],
+] as const;
+
+/**
+ * The trusted fields of an entry that passed its config's trustedWriter, for the evidence of what it
+ * raises (core/evidence.ts); undefined under `any`, whose entries come without them.
+ */
+export function journalWriter(
+  policy: TrustedWriter,
+  record: Readonly<Record<string, unknown>>,
+): JournalWriter | undefined {
+  if (policy === 'any') return undefined;
+  const writer: { -readonly [K in keyof JournalWriter]: string } = {};
+  for (const [key, name] of WRITER_FIELDS) {
+    const value = journalString(record[name]);
+    if (value !== '') writer[key] = value;
+  }
+  return writer;
 }

@@ -19,6 +19,7 @@ const CONDITIONS: Condition[] = [
     transition: Date.UTC(2026, 0, 2),
     reason: 'FilesystemIsReadOnly',
     message: 'Remounting filesystem read-only',
+    evidence: { source: 'kernel-monitor', plugin: 'kmsg', trust: 'kernel' },
   },
   // The subsystem types mean a problem when False (src/core/polarity.ts).
   {
@@ -114,7 +115,7 @@ describe('HttpServers on separate status and metrics ports', () => {
     assert.equal(await ready.text(), 'ok\n');
   });
 
-  it('/conditions returns the conditions as JSON with RFC 3339 transition times and their polarity', async () => {
+  it('/conditions returns the conditions as JSON with RFC 3339 transition times, their polarity and evidence', async () => {
     const res = await get(statusPort, '/conditions');
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json');
@@ -127,6 +128,7 @@ describe('HttpServers on separate status and metrics ports', () => {
         message: 'kernel has no deadlock',
         problem: false,
         problemWhen: 'True',
+        evidence: null,
       },
       {
         type: 'ReadonlyFilesystem',
@@ -136,6 +138,7 @@ describe('HttpServers on separate status and metrics ports', () => {
         message: 'Remounting filesystem read-only',
         problem: true,
         problemWhen: 'True',
+        evidence: { source: 'kernel-monitor', plugin: 'kmsg', trust: 'kernel' },
       },
       {
         type: 'KernelReady',
@@ -145,6 +148,7 @@ describe('HttpServers on separate status and metrics ports', () => {
         message: 'fatal: XFS (sda1): Filesystem has been shut down',
         problem: true,
         problemWhen: 'False',
+        evidence: null,
       },
       {
         type: 'StorageReady',
@@ -154,6 +158,7 @@ describe('HttpServers on separate status and metrics ports', () => {
         message: 'no storage problem',
         problem: false,
         problemWhen: 'False',
+        evidence: null,
       },
       {
         type: 'NTPProblem',
@@ -163,6 +168,7 @@ describe('HttpServers on separate status and metrics ports', () => {
         message: 'the probe timed out',
         problem: false,
         problemWhen: 'True',
+        evidence: null,
       },
     ]);
   });

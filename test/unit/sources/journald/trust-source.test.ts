@@ -38,12 +38,17 @@ async function read(t: TestContext, trustedWriter: TrustedWriter | undefined) {
 
 const SMART = 'Device: /dev/sda [SAT], FAILED SMART self-check. BACK UP DATA NOW!';
 
-it("marks the entry whose writer fails the config's trustedWriter, and asks journalctl for the fields", async (t) => {
+it("marks the entry whose writer fails the config's trustedWriter, and asks journalctl for the fields; the trusted one says who wrote it", async (t) => {
   const smartd = { _SYSTEMD_UNIT: ['smartd.service', 'smartmontools.service'], _UID: ['0'] };
   const { lines, fieldsArg } = await read(t, smartd);
   assert.equal(fieldsArg, '--output-fields=MESSAGE,_TRANSPORT,_SYSTEMD_UNIT,_UID,_COMM,_EXE,_PID');
   assert.deepEqual(lines, [
-    { timestamp: 1_796_418_099_728, message: SMART },
+    // The trusted fields journald stamped, for the evidence of what the entry raises (core/evidence.ts).
+    {
+      timestamp: 1_796_418_099_728,
+      message: SMART,
+      writer: { transport: 'stdout', unit: 'smartd.service', uid: '0', comm: 'cat' },
+    },
     {
       timestamp: 1_796_418_099_784,
       message: SMART,
