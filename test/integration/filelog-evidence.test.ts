@@ -26,7 +26,7 @@ function fileConfig(name: string, type: string, extra: Record<string, unknown> =
     pluginConfig: {
       timestamp: '^(\\S+)',
       message: '^\\S+ (.*)',
-      timestampFormat: '2006-01-02T15:04:05Z07:00',
+      timestampFormat: '2006-01-02T15:04:05.999999999Z07:00',
     },
     lookback: '0s',
     ...extra,
@@ -98,7 +98,8 @@ describe('a filelog config whose rule raises a condition, on the real agent', ()
 
       fileConfig('reload.yaml', 'AppOther', { trustedWriter: 'any' });
       await waitFor(async () => (await reloads('success')) === 1, 30_000, agent.output);
-      appendFileSync(log, `${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} app down\n`);
+      // Stamped to the millisecond: a line stamped before the reader's start would be dropped as old.
+      appendFileSync(log, `${new Date().toISOString()} app down\n`);
       const raised = async () => (await conditions(agent.statusUrl)).find((c) => c.type === 'AppOther');
       await waitFor(async () => (await raised())?.status === 'True', 30_000, agent.output);
     } finally {
