@@ -57,6 +57,29 @@ describe('agent against a real API server', () => {
         /Warning\s+HardLockup\s.*kernel-monitor/.test(await cp.kubectl(['describe', 'node', cp.nodeName])),
       20_000,
     );
+    // The evidence (issue 38): on /conditions and the Event's annotation, not on the Node's condition.
+    const served = (await (await fetch(`${agent.statusUrl}/conditions`)).json()) as {
+      type: string;
+      status: string;
+      evidence: unknown;
+    }[];
+    const kdServed = served.find((c) => c.type === 'KernelDeadlock');
+    assert.equal(kdServed?.status, 'True');
+    assert.deepEqual(kdServed?.evidence, { source: 'kernel-monitor', plugin: 'kmsg', trust: 'kernel' });
+    const node = JSON.parse(await cp.kubectl(['get', 'node', cp.nodeName, '-o', 'json'])) as {
+      status: { conditions: Record<string, unknown>[] };
+    };
+    const kd = node.status.conditions.find((c) => c.type === 'KernelDeadlock') ?? {};
+    assert.deepEqual(Object.keys(kd).sort(), [
+      'lastHeartbeatTime',
+      'lastTransitionTime',
+      'message',
+      'reason',
+      'status',
+      'type',
+    ]);
+    const event = (await ourEvents(cp)).find((e) => e.reason === 'HardLockup');
+    assert.equal(event?.metadata.annotations?.['node-problem-detector.io/evidence'], 'kmsg/kernel');
   });
 
   test('N identical lines show as (xN over …) in the Events of kubectl describe', async () => {
@@ -73,6 +96,12 @@ describe('agent against a real API server', () => {
     );
     const describe = await cp.kubectl(['describe', 'node', cp.nodeName]);
     assert.match(describe, /Warning\s+TaskHung\s+\S+ \(x4 over \S+\)\s+kernel-monitor/);
+    // The evidence annotation (issue 38) splits nothing: one Event, counted 4 times, annotated.
+    const hung = (await ourEvents(cp)).filter((e) => e.reason === 'TaskHung' && e.message === line);
+    assert.deepEqual(
+      hung.map((e) => [e.count, e.metadata.annotations?.['node-problem-detector.io/evidence']]),
+      [[4, 'kmsg/kernel']],
+    );
     const kd = (await nodeConditions(cp)).find((c) => c.type === 'KernelDeadlock');
     assert.equal(kd?.reason, 'HardLockup');
   });

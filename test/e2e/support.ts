@@ -47,7 +47,7 @@ export function agentArgs(kubeconfig: string, node: string, configs: readonly st
 }
 
 export interface KubeEventJson {
-  metadata: { name: string; namespace: string };
+  metadata: { name: string; namespace: string; annotations?: Record<string, string> };
   reason: string;
   message: string;
   type: string;
