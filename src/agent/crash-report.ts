@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.ts';
+import type { Evidence } from '../core/evidence.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, zeroed } from '../core/metrics.ts';
 import { notAfter } from '../core/not-after.ts';
@@ -107,8 +108,14 @@ function notAfterNow(
   reports: readonly CrashReport[],
   origin: 'pstore' | 'journal',
 ): readonly ProblemEvent[] {
+  // The kernel wrote both: pstore's dump at the crash, the journal's entries with _TRANSPORT=kernel
+  // (--dmesg); the crash wording is searched outside the names the kernel quotes (docs/rules.md).
+  const evidence: Evidence =
+    origin === 'pstore'
+      ? { source: CRASH_SOURCE, plugin: 'pstore', trust: 'kernel' }
+      : { source: CRASH_SOURCE, plugin: 'journald', trust: 'kernel', writer: { transport: 'kernel' } };
   return notAfter(
-    reports.map((r) => r.event),
+    reports.map((r) => ({ ...r.event, evidence })),
     deps.clock.now(),
     (e) => {
       m.future.inc({ origin });

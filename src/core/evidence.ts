@@ -7,8 +7,11 @@
  * Event's annotations and the event sinks show it), so NPD's reason and message stay as they were.
  */
 
-/** The input a problem came from: NPD's log plugins, a built-in probe or a custom plugin script. */
-export type EvidencePlugin = 'kmsg' | 'journald' | 'filelog' | 'probe' | 'custom';
+/**
+ * The input a problem came from: NPD's log plugins, a built-in probe, a custom plugin script, or the
+ * previous boot's crash dump in pstore (the previous boot's journal is `journald`).
+ */
+export type EvidencePlugin = 'kmsg' | 'journald' | 'filelog' | 'probe' | 'custom' | 'pstore';
 
 /**
  * - `kernel`: kernel log text outside the spans the kernel quotes from user space (docs/rules.md);
