@@ -44,6 +44,8 @@ export class ProblemDetector {
           status: c.status,
           reason: c.reason,
           message: c.message,
+          // What raised it (core/evidence.ts); absent, and so not logged, where nothing did.
+          evidence: c.evidence,
         },
         'condition',
       ),

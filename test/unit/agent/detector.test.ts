@@ -96,6 +96,21 @@ describe('ProblemDetector', () => {
     );
   });
 
+  it("logs a raised condition's evidence; a condition without one logs none", () => {
+    const h = setup();
+    const evidence = { source: 'kernel', plugin: 'kmsg', trust: 'kernel' } as const;
+    const status = (c: Condition) => ({ source: 'kernel', conditions: [c], events: [] });
+    h.detector.onStatus(status({ ...cond('X', 'True', 'Bad'), evidence }), MONITOR);
+    h.detector.onStatus(status(cond('Y', 'True', 'Restored')), MONITOR);
+    assert.deepEqual(
+      h.logged.filter((l) => l.msg === 'condition').map((l) => [l.condition, l.evidence]),
+      [
+        ['X', evidence],
+        ['Y', undefined],
+      ],
+    );
+  });
+
   it('remembers which source last reported each condition', () => {
     const h = setup();
     h.detector.onStatus({ source: 'one', conditions: [cond('A', 'True', 'Bad')], events: [] }, MONITOR);
