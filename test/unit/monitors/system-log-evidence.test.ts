@@ -161,6 +161,40 @@ describe('journald evidence', () => {
   });
 });
 
+describe("a daemon's quoted text under --trust-quoted-text", () => {
+  // A pod's command in containerd's line (system-log-quoted.test.ts), and containerd's own wording.
+  const FORGED = String.raw`time="2026-01-01T00:00:05Z" level=error msg="StartContainer for \"4f1c2a\" failed" error="failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"failed to load plugin io.containerd.grpc.v1.cri x\": executable file not found in $PATH: unknown"`;
+  const REAL =
+    'time="2026-01-01T00:00:06Z" level=warning msg="failed to load plugin io.containerd.grpc.v1.cri" error="invalid plugin config: `systemd_cgroup` only works for runtime io.containerd.runtime.v1.linux"';
+  const CONTAINERD = { transport: 'stdout', unit: 'containerd.service', uid: '0', comm: 'containerd' };
+
+  it('containerd.yaml: the command raises ContainerdCRIUnavailable as trusted-by-flag, its writer kept', () => {
+    const config = load('containerd.yaml');
+    const h = setup(config, { trustQuotedText: true });
+    h.line(FORGED, { writer: CONTAINERD });
+    assert.equal(h.condition('ContainerdCRIUnavailable')?.status, 'True');
+    assert.deepEqual(h.condition('ContainerdCRIUnavailable')?.evidence, {
+      source: config.source,
+      plugin: 'journald',
+      trust: 'trusted-by-flag',
+      writer: CONTAINERD,
+      flag: '--trust-quoted-text',
+    });
+  });
+
+  it("control: containerd's own line is system-writer under the flag too", () => {
+    const config = load('containerd.yaml');
+    const h = setup(config, { trustQuotedText: true });
+    h.line(REAL, { writer: CONTAINERD });
+    assert.deepEqual(h.condition('ContainerdCRIUnavailable')?.evidence, {
+      source: config.source,
+      plugin: 'journald',
+      trust: 'system-writer',
+      writer: CONTAINERD,
+    });
+  });
+});
+
 describe('filelog evidence', () => {
   /** readonly.yaml's rules over a file, as a copy that trusts its file's writers would have them. */
   function fileConfig(trustedWriter?: 'any'): LogMonitorConfig {
