@@ -9,8 +9,8 @@ import { type EngineResult, LogRuleEngine } from '../../rules/log-engine.ts';
 import { sourceCounter } from '../../sources/metrics.ts';
 import type { LogSource, ScannedBatch } from '../../sources/source.ts';
 import type { Monitor } from '../monitor.ts';
-import { ANY_FILE_WRITER, anyFileWriter, warnUntrustedFile } from './file-writers.ts';
 import { lineEvidence } from './evidence.ts';
+import { ANY_FILE_WRITER, anyFileWriter, warnUntrustedFile } from './file-writers.ts';
 import { QuotedMatches, quotedClassifier } from './quoted-matches.ts';
 import { infoOnly, splitByTrust, UntrustedLines, withFileWriters, withJournalWriters } from './untrusted.ts';
 

@@ -22,8 +22,8 @@ import { persistedEvent } from '../../../src/events/persist/record.ts';
 import { createEventPipeline, nodeRef } from '../../../src/events/record/index.ts';
 import { eventJson } from '../../../src/events/record/kube-sink.ts';
 import { eventLogFields } from '../../../src/events/record/log-sinks.ts';
-import { eventsV1Json } from '../../../src/events/series/kube-typed.ts';
 import { makeEventsV1Event } from '../../../src/events/series/events.ts';
+import { eventsV1Json } from '../../../src/events/series/kube-typed.ts';
 import { captureLogger, drain, FakeSink, kubeEvent } from './record/helpers.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
