@@ -56,6 +56,13 @@ export interface Evidence {
   readonly flag?: '--trust-quoted-text' | '--trust-journal-writers' | '--trust-file-writers';
 }
 
+/** The Event annotation that names a problem's evidence, as `plugin/trust` (evidenceLabel). */
+export const EVIDENCE_ANNOTATION = 'node-problem-detector.io/evidence';
+/** journald's trusted fields of the writer: `_SYSTEMD_UNIT=containerd.service _UID=0`. */
+export const EVIDENCE_WRITER_ANNOTATION = 'node-problem-detector.io/evidence-writer';
+/** The flag that let untrusted text count (trust `trusted-by-flag`). */
+export const EVIDENCE_FLAG_ANNOTATION = 'node-problem-detector.io/evidence-flag';
+
 /** The short form an Event annotation carries: `kmsg/kernel`, `journald/system-writer`. */
 export function evidenceLabel(e: Evidence): string {
   return `${e.plugin}/${e.trust}`;

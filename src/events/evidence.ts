@@ -1,16 +1,17 @@
-import { type Evidence, evidenceLabel } from '../core/evidence.ts';
+import {
+  EVIDENCE_ANNOTATION,
+  EVIDENCE_FLAG_ANNOTATION,
+  EVIDENCE_WRITER_ANNOTATION,
+  type Evidence,
+  evidenceLabel,
+} from '../core/evidence.ts';
 
 /**
- * The Event annotation that names a problem's evidence (core/evidence.ts), as `plugin/trust`:
- * `kmsg/kernel`, `journald/system-writer`. Not in the reason or message, which stay NPD's (alerts and
- * consumers match on them); not in the correlator's keys, which no annotation enters, so identical
- * events are counted and aggregated as before.
+ * The Event's annotations (names in core/evidence.ts, where the fleet view reads them too). Not in the
+ * reason or message, which stay NPD's (alerts and consumers match on them); not in the correlator's
+ * keys, which no annotation enters, so identical events are counted and aggregated as before.
  */
-export const EVIDENCE_ANNOTATION = 'node-problem-detector.io/evidence';
-/** journald's trusted fields of the writer: `_SYSTEMD_UNIT=containerd.service _UID=0`. */
-export const EVIDENCE_WRITER_ANNOTATION = 'node-problem-detector.io/evidence-writer';
-/** The flag that let untrusted text count (trust `trusted-by-flag`). */
-export const EVIDENCE_FLAG_ANNOTATION = 'node-problem-detector.io/evidence-flag';
+export { EVIDENCE_ANNOTATION, EVIDENCE_FLAG_ANNOTATION, EVIDENCE_WRITER_ANNOTATION };
 
 export type Annotations = Readonly<Record<string, string>>;
 

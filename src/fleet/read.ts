@@ -1,3 +1,4 @@
+import { EVIDENCE_ANNOTATION } from '../core/evidence.ts';
 import type { JsonObject, KubeClient } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
 import { parseKubeTime } from '../kube/time.ts';
@@ -15,6 +16,8 @@ export interface NodeEvent {
   readonly count: number;
   /** Epoch ms of the last occurrence; 0 when the event has no time at all. */
   readonly at: number;
+  /** What raised it (the node-problem-detector.io/evidence annotation, `kmsg/kernel`), when the event says. */
+  readonly evidence?: string;
 }
 
 export interface FleetState {
@@ -89,7 +92,17 @@ export function toAgentEvent(raw: Json): NodeEvent | undefined {
     0;
   const series = typeof obj(raw.series).count === 'number' ? (obj(raw.series).count as number) : 0;
   const count = typeof raw.count === 'number' ? raw.count : Math.max(series, 1);
-  return { node, type: str(raw.type), reason: str(raw.reason), message: str(raw.message), source, count, at };
+  const event = {
+    node,
+    type: str(raw.type),
+    reason: str(raw.reason),
+    message: str(raw.message),
+    source,
+    count,
+    at,
+  };
+  const evidence = str(obj(obj(raw.metadata).annotations)[EVIDENCE_ANNOTATION]);
+  return evidence === '' ? event : { ...event, evidence };
 }
 
 /** Nodes (one, or all), their agent events, and the repair controllers configured in the cluster. */

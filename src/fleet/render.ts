@@ -47,7 +47,8 @@ export function renderTimeline(r: NodeReport, now: number): string {
     items.push({ at: c.since ?? 0, cells: ['condition', what, oneLine(`${c.reason}: ${c.message}`, 100)] });
   }
   for (const e of r.events) {
-    const what = `${e.type} ${e.reason} (${e.source})${e.count > 1 ? ` x${e.count}` : ''}`;
+    const evidence = e.evidence === undefined ? '' : ` [${e.evidence}]`;
+    const what = `${e.type} ${e.reason} (${e.source})${e.count > 1 ? ` x${e.count}` : ''}${evidence}`;
     items.push({ at: e.at, cells: ['event', what, oneLine(e.message, 100)] });
   }
   items.sort((a, b) => a.at - b.at);

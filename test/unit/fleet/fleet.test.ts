@@ -178,6 +178,24 @@ describe('fleet: reading API objects', () => {
     };
     assert.equal(toAgentEvent(series)?.count, 7);
   });
+
+  it("an agent event's evidence annotation, shown in the node's timeline", () => {
+    const raw = {
+      metadata: { annotations: { 'node-problem-detector.io/evidence': 'kmsg/kernel' } },
+      involvedObject: { kind: 'Node', name: 'n1' },
+      source: { component: 'kernel-monitor', host: 'n1' },
+      type: 'Warning',
+      reason: 'TaskHung',
+      message: 'm',
+      count: 2,
+      lastTimestamp: iso(NOW),
+    };
+    const event = toAgentEvent(raw);
+    assert.equal(event?.evidence, 'kmsg/kernel');
+    assert.equal('evidence' in (toAgentEvent({ ...raw, metadata: {} }) ?? {}), false, 'control: none');
+    const report = { node: 'n1', problems: [], conditions: [], events: event ? [event] : [] };
+    assert.match(renderTimeline(report, NOW), /Warning TaskHung \(kernel-monitor\) x2 \[kmsg\/kernel\]/);
+  });
 });
 
 describe('fleet: output', () => {
