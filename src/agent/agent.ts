@@ -10,21 +10,19 @@ import type { Logger } from '../core/logger.ts';
 import type { Condition, Status } from '../core/types.ts';
 import { readBootId } from '../host/boot-id.ts';
 import type { MallocTrimResult } from '../host/malloc-trim.ts';
-import { hostPaths } from '../host/paths.ts';
 import { registerBuildInfo } from '../metrics/build-info.ts';
 import { ConditionProblemGauge } from '../metrics/condition-problem.ts';
-import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import { type ProcessInfo, registerProcessMetrics } from '../metrics/process-metrics.ts';
 import type { MonitorDeps } from '../monitors/deps.ts';
 import type { Monitor, MonitorType } from '../monitors/monitor.ts';
 import { MonitorSupervisor } from '../monitors/supervisor.ts';
 import { type Endpoints, HttpServers } from '../server/http.ts';
-import { SourceHub } from '../sources/hub.ts';
 import { reportPreviousCrash } from './crash-report.ts';
 import { ProblemDetector, type ProblemOutlets } from './detector.ts';
 import { createExporter, type Exporter } from './exporter.ts';
 import { HeapTrimmer } from './heap-trim.ts';
 import { startErrorOf } from './listen-error.ts';
+import { monitorDeps } from './monitor-deps.ts';
 import type { Options } from './options.ts';
 import { liveness, readiness } from './readiness.ts';
 import { endedAtBoot } from './reboot.ts';
@@ -202,17 +200,7 @@ export class Agent {
 
   private createMonitors(): void {
     const { options, clock, registry, logger, configs } = this.deps;
-    this.monitorDeps = {
-      clock,
-      logger,
-      registry,
-      problemMetrics: new ProblemMetrics(registry),
-      paths: hostPaths(options.hostRoot, options.hostProc),
-      trustQuotedText: options.trustQuotedText,
-      trustJournalWriters: options.trustJournalWriters,
-      trustFileWriters: options.trustFileWriters,
-      sources: new SourceHub(),
-    };
+    this.monitorDeps = monitorDeps(options, clock, registry, logger);
     this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
   }
 
