@@ -4,9 +4,12 @@ import { retryAfterMs, SinkError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, gauge } from '../core/metrics.ts';
 import { isReservedConditionType } from '../core/reserved-conditions.ts';
-import type { Condition, ConditionStatus } from '../core/types.ts';
+import type { Condition } from '../core/types.ts';
 import { formatRfc3339Seconds } from '../kube/time.ts';
+import type { NodeConditionJson, NodeStatusWriter } from './node-condition.ts';
 import type { PatchExtras } from './ownership.ts';
+
+export type { NodeConditionJson, NodeStatusWriter } from './node-condition.ts';
 
 /** NPD condition/manager.go: updatePeriod, resyncPeriod and the default heartbeat. */
 export const UPDATE_PERIOD_MS = 1_000;
@@ -20,21 +23,6 @@ export const QUICK_RETRY_DELAY_MS = 10;
  * are retried every RESYNC_PERIOD_MS, so an API outage shows after about 10 s, one lost patch does not.
  */
 export const NOT_READY_AFTER_FAILED_SYNCS = 2;
-
-/** A core/v1 NodeCondition as sent in the status patch. */
-export interface NodeConditionJson {
-  readonly type: string;
-  readonly status: ConditionStatus;
-  readonly lastHeartbeatTime: string;
-  readonly lastTransitionTime: string;
-  readonly reason: string;
-  readonly message: string;
-}
-
-/** Writes `{"status":{"conditions":[...]}}` to the Node; KubeNodeStatusWriter or a fake in tests. */
-export interface NodeStatusWriter {
-  patchConditions(conditions: readonly NodeConditionJson[], extras?: PatchExtras): Promise<void>;
-}
 
 export interface ConditionManagerOptions {
   /** Absent when --k8s-exporter-update-node-conditions=false: conditions are tracked but never written. */
