@@ -1,40 +1,17 @@
 // Every config and flag error, on the real agent process: exit 2, the file and field (or the flag) named,
 // no stack trace, and nothing read that can hang or grow without bound.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, } from 'node:child_process';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { REPO } from '../support/agent-process.ts';
+import { runAgentToExit } from '../support/agent-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'npd-config-errors-'));
 
-/** Runs the agent to its exit; a hang fails the test (the child is killed) instead of blocking it. */
-function run(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src', 'main.ts'), ...args], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.stdout.resume();
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`agent did not exit within 30 s: ${stderr}`));
-    }, 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
-
 async function refused(args: readonly string[], ...expected: RegExp[]): Promise<void> {
-  const { code, stderr } = await run(args);
+  const { code, stderr } = await runAgentToExit(args);
   assert.equal(code, 2, stderr);
   for (const re of expected) assert.match(stderr, re);
   assert.doesNotMatch(stderr, /^\s+at /m, 'no stack trace');

@@ -3,13 +3,12 @@
 // reload to one keeps the running config and says why; the same file with `trustedWriter: any` then
 // reloads, and a line appended to the followed file raises its condition (the control).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { metricValue, REPO, startAgent, waitFor } from '../support/agent-process.ts';
+import { metricValue, runAgentToExit, startAgent, waitFor } from '../support/agent-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'npd-filelog-evidence-'));
 const log = join(dir, 'app.log');
@@ -37,28 +36,6 @@ function fileConfig(name: string, type: string, extra: Record<string, unknown> =
   return path;
 }
 
-/** Runs the agent to its exit; a hang fails the test (the child is killed) instead of blocking it. */
-function runToExit(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src', 'main.ts'), ...args], {
-      cwd: REPO,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`agent did not exit within 30 s: ${stderr}`));
-    }, 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
-
 async function conditions(statusUrl: string): Promise<{ type: string; status: string }[]> {
   return (await (await fetch(`${statusUrl}/conditions`)).json()) as { type: string; status: string }[];
 }
@@ -66,7 +43,7 @@ async function conditions(statusUrl: string): Promise<{ type: string; status: st
 describe('a filelog config whose rule raises a condition, on the real agent', () => {
   it('exits 2 naming the file and the rule', async () => {
     const file = fileConfig('refused.yaml', 'AppBroken');
-    const { code, stderr } = await runToExit([
+    const { code, stderr } = await runAgentToExit([
       `--config.system-log-monitor=${file}`,
       '--enable-k8s-exporter=false',
     ]);

@@ -3,12 +3,11 @@
 // (log line and npd_config_reloads_total{result="failure"}); the same steps with a type of the
 // agent's own start and reload. A probe config (fd, from /proc) needs no root and no /dev/kmsg.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { metricValue, REPO, startAgent, waitFor } from '../support/agent-process.ts';
+import { metricValue, runAgentToExit, startAgent, waitFor } from '../support/agent-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'npd-reserved-'));
 const esc = (s: string) => s.replaceAll(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -21,29 +20,6 @@ function probeConfig(file: string, type: string): string {
   return path;
 }
 
-/** Runs the agent to its exit; a hang fails the test (the child is killed) instead of blocking it. */
-function runToExit(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const main = join(REPO, 'src', 'main.ts');
-    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
-      cwd: REPO,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`agent did not exit within 30 s: ${stderr}`));
-    }, 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-}
-
 async function conditionTypes(statusUrl: string): Promise<string[]> {
   const body = (await (await fetch(`${statusUrl}/conditions`)).json()) as { type: string }[];
   return body.map((c) => c.type).sort();
@@ -52,7 +28,7 @@ async function conditionTypes(statusUrl: string): Promise<string[]> {
 describe('kubelet-owned condition types on the real agent', () => {
   it('a config declaring MemoryPressure exits 2 naming the file and the field', async () => {
     const file = probeConfig('memory.yaml', 'MemoryPressure');
-    const { code, stderr } = await runToExit([
+    const { code, stderr } = await runAgentToExit([
       `--config.probe-monitor=${file}`,
       '--enable-k8s-exporter=false',
     ]);

@@ -108,3 +108,25 @@ export async function metricValue(url: string, series: string): Promise<number |
   }
   return undefined;
 }
+
+/** Runs the agent to its exit; a hang fails the caller (the child is killed) instead of blocking it. */
+export function runAgentToExit(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src', 'main.ts'), ...args], {
+      cwd: REPO,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`agent did not exit within 30 s: ${stderr}`));
+    }, 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
