@@ -1,7 +1,7 @@
 // Every config and flag error, on the real agent process: exit 2, the file and field (or the flag) named,
 // no stack trace, and nothing read that can hang or grow without bound.
 import assert from 'node:assert/strict';
-import { execFileSync, } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
