@@ -1,5 +1,6 @@
 /**
  * The journald component reading a real systemd-journald under the real kubelet (test/support/journald.ts):
+ * a pod's commands quoted in the real containerd's and kubelet's own lines raise nothing (journal-quoted.ts);
  * real containerd, kubelet and systemd wordings from test/corpus become conditions and events on the
  * Node, their benign look-alikes do not, entries written after a journal rotation and after a
  * journald restart still arrive, and a new pod resumes where the old one stopped (no journal event
@@ -12,7 +13,17 @@ import { parse } from 'yaml';
 import { metricValue, waitFor } from '../support/agent-process.ts';
 import { TestJournal } from '../support/journald.ts';
 import type { NodeCluster } from './harness/node-cluster.ts';
-import { agentLogs, agentPods, describeNode, NS, nodeEvents, REPO, readyAgentPod } from './support.ts';
+import { podCommandInDaemonLines } from './journal-quoted.ts';
+import {
+  agentLogs,
+  agentPods,
+  conditionOf,
+  describeNode,
+  NS,
+  nodeEvents,
+  REPO,
+  readyAgentPod,
+} from './support.ts';
 
 interface CorpusCase {
   readonly text: string;
@@ -54,7 +65,18 @@ export async function journalOnTheNode(node: NodeCluster): Promise<void> {
   const journal = new TestJournal(node.workDir);
   try {
     await journal.start();
+    await podCommandInDaemonLines(node, journal);
+    // The control: the daemons' own wordings raise both conditions, which the pod's commands left unset
+    // (a transition before this would be theirs, however late its patch).
+    const controlAt = Math.floor(Date.now() / 1000) * 1000;
     const written = await conditionsAndEvents(node, journal);
+    for (const type of ['ContainerdCRIUnavailable', 'PLEGUnhealthy']) {
+      const since = Date.parse((await conditionOf(node, type))?.lastTransitionTime ?? '');
+      assert.ok(
+        since >= controlAt,
+        `${type} True since ${new Date(since).toISOString()}, before the control`,
+      );
+    }
     written.push(...(await rotationAndRestart(node, journal)));
     await podRestartResumes(node, journal, written);
   } finally {

@@ -103,6 +103,11 @@ export class TestJournal {
     return this.proc !== undefined && !this.proc.exited;
   }
 
+  /** journald's pid: `nsenter -t <it> -m` reaches its sockets (test/node/harness/unit-output.ts). */
+  get namespacePid(): number {
+    return this.pid;
+  }
+
   /** bootId: the _BOOT_ID journald stamps on this run's entries (a UUID); the machine's own by default. */
   async start(opts: { bootId?: string } = {}): Promise<void> {
     fs.mkdirSync('/run/systemd', { recursive: true });

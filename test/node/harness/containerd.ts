@@ -75,12 +75,13 @@ export class Containerd {
     return this.proc !== undefined && !this.proc.exited;
   }
 
-  async start(): Promise<void> {
+  /** `wrap`: how to run the daemon, e.g. as containerd.service's output in a journal (unit-output.ts). */
+  async start(wrap: (argv: string[]) => string[] = (argv) => argv): Promise<void> {
     if (this.running) throw new Error('containerd is already running');
     fs.rmSync(CONTAINERD_SOCKET, { force: true });
     this.proc = new ManagedProcess(
       'containerd',
-      ['containerd', '--config', this.layout.config],
+      wrap(['containerd', '--config', this.layout.config]),
       this.layout.log,
     );
     const deadline = Date.now() + 60_000;

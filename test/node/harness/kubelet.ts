@@ -95,9 +95,10 @@ export class Kubelet {
     return this.running ? this.proc?.pid : undefined;
   }
 
-  async start(): Promise<void> {
+  /** `wrap`: how to run the kubelet, e.g. as kubelet.service's output in a journal (unit-output.ts). */
+  async start(wrap: (argv: string[]) => string[] = (argv) => argv): Promise<void> {
     if (this.running) throw new Error('kubelet is already running');
-    this.proc = new ManagedProcess('kubelet', this.layout.argv, this.layout.log);
+    this.proc = new ManagedProcess('kubelet', wrap(this.layout.argv), this.layout.log);
     this.startedAt = Date.now();
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
