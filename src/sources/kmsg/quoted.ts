@@ -113,6 +113,15 @@ export const KERNEL_FORMATS: readonly Format[] = [
     gate: has('BUG: scheduling while atomic: '),
     re: /BUG: scheduling while atomic: (.*)\/\d+\/0x[0-9a-f]+$/d,
   },
+  // NVIDIA driver, open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c: "NVRM: Xid (PCI:...):
+  // %d, pid=%s, name=%s, %s", the name from os_get_current_process_name() (kernel-open/nvidia/
+  // os-interface.c: current->comm, at most 15 bytes). The driver's text after it has no fixed start, so
+  // the span runs to the last ", " that a name could reach: 15 characters, or 60 where a backslash
+  // shows escaped bytes (4 characters each). It may take some of the driver's words, never leave a name's.
+  {
+    gate: (t) => t.startsWith('NVRM: Xid (') && t.includes(', name='),
+    re: /^NVRM: Xid \([^)]*\): \d+, pid=[^,]*, name=(?:(?!.{0,60}\\)(.{0,15}), |(.{0,60}), |(.{0,60})$)/d,
+  },
   // fs/drop_caches.c drop_caches_sysctl_handler(): "%s (%d): drop_caches: %d\n" (comm).
   { gate: has('): drop_caches: '), re: /^(.*) \(\d+\): drop_caches: \d+$/d },
   // Last, for the reports not above that start with "%s[%d]" (comm, pid), as every architecture's

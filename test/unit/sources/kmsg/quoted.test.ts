@@ -150,6 +150,19 @@ const CATALOGUE: readonly Entry[] = [
     lookAlike: '{1}[Hardware Error]: event severity: fatal',
   },
   {
+    format: 'NVIDIA kernel_rc.c Xid report (name = current->comm), a real H200 line (driver 580.159.04)',
+    real: 'NVRM: Xid (PCI:0000:00:06): 31, pid=544, name=python3, channel 0x0000000a, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC1 GPCCLIENT_T1_8 faulted @ 0x0_00000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE',
+    names: ['python3'],
+    lookAlike:
+      'NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)',
+  },
+  {
+    format: 'NVIDIA Xid report with the driver-unknown process',
+    real: "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+    names: ['<unknown>'],
+    lookAlike: 'NVRM: Xid (0000:03:00): 13, 0003 00000000 0000a097 00001b0c 00000000 00000000',
+  },
+  {
     format: 'kernel/audit.c audit_log_n_untrustedstring()',
     real: 'audit: type=1400 audit(1700000000.123:45): apparmor="DENIED" operation="open" name="/etc/x" pid=4321 comm="stress-ng"',
     names: ['DENIED', 'open', '/etc/x', 'stress-ng'],
@@ -174,6 +187,15 @@ describe('kernel formats that quote user-chosen text', () => {
       'x[1]: segfault ',
       'a[1+2] likely on CPU 0 (core 0, socket 0) Kernel panic - not syncing: x',
     ]);
+  });
+
+  it('an Xid report: a 15-byte name that imitates the driver stays inside its span', () => {
+    // A comm of "x, 48, Fatal y" (14 bytes): the span reaches the last ", " a name can reach.
+    const forged = 'NVRM: Xid (PCI:0000:00:06): 43, pid=575, name=x, 48, Fatal y, channel 0x0000000a';
+    assert.deepEqual(quoted(forged), ['x, 48, Fatal y']);
+    // Escaped bytes (a line break in the name) widen the reach to 60 characters.
+    const escaped = 'NVRM: Xid (PCI:0000:00:06): 43, pid=575, name=a\\x0a\\x0a, 79, b, channel 0x0000000a';
+    assert.deepEqual(quoted(escaped), ['a\\x0a\\x0a, 79, b']);
   });
 
   it('a record the gate names for certain but the format does not parse is quoted whole', () => {
