@@ -82,7 +82,7 @@ describe('subsystem conditions against a real API server', () => {
     await waitFor(
       async () => {
         const c = await condition('AcceleratedHardwareReady');
-        return c?.status === 'False' && c.reason === 'NVRMXid79';
+        return c?.status === 'False' && c.reason === 'NvidiaXID79Error';
       },
       20_000,
       agent?.output,
@@ -94,7 +94,7 @@ describe('subsystem conditions against a real API server', () => {
     assert.equal((await condition('GPUUnhealthy'))?.status, 'True', 'the problem condition stays as in NPD');
     assert.equal((await condition('KernelReady'))?.status, 'True');
     const describe = await cp.kubectl(['describe', 'node', cp.nodeName]);
-    assert.match(describe, /AcceleratedHardwareReady\s+False\s.*NVRMXid79/);
+    assert.match(describe, /AcceleratedHardwareReady\s+False\s.*NvidiaXID79Error/);
     writeFileSync(join(workDir(), 'describe-node.txt'), describe);
     console.log(conditionsExcerpt(describe));
     await waitFor(
@@ -125,7 +125,7 @@ describe('subsystem conditions against a real API server', () => {
     );
     const after = await condition('AcceleratedHardwareReady');
     assert.equal(after?.status, 'False');
-    assert.equal(after?.reason, 'NVRMXid79');
+    assert.equal(after?.reason, 'NvidiaXID79Error');
     assert.equal(after?.lastTransitionTime, before?.lastTransitionTime, 'no flap across the restart');
     console.log(conditionsExcerpt(await cp.kubectl(['describe', 'node', cp.nodeName])));
   });

@@ -57,9 +57,11 @@ function get(list: readonly Condition[], type: string): Condition {
 describe('SubsystemTable from the shipped rules', () => {
   it('reads per-rule impacts over the file default', () => {
     const t = shipped('gpu.yaml', 'kernel.yaml', 'kernel-counter.yaml');
+    // Xid 79's event is held by GPUUnhealthy: the condition, reason NvidiaXID79Error, decides.
     assert.deepEqual(t.event('gpu-monitor', 'NVRMXid79'), {
       subsystem: 'accelerated-hardware',
       impact: 'fatal',
+      heldBy: 'GPUUnhealthy',
     });
     assert.deepEqual(t.event('gpu-monitor', 'NVRMXid13'), {
       subsystem: 'accelerated-hardware',
@@ -68,8 +70,9 @@ describe('SubsystemTable from the shipped rules', () => {
     assert.deepEqual(t.event('gpu-monitor', 'NVRMXid61'), {
       subsystem: 'accelerated-hardware',
       impact: 'warning',
+      heldBy: 'GPUUnhealthy',
     });
-    assert.deepEqual(t.condition('gpu-monitor', 'GPUUnhealthy', 'NVRMXid79'), {
+    assert.deepEqual(t.condition('gpu-monitor', 'GPUUnhealthy', 'NvidiaXID79Error'), {
       subsystem: 'accelerated-hardware',
       impact: 'fatal',
     });

@@ -149,35 +149,21 @@ describe('gpu.yaml Xid rules', () => {
   const specific = new Set(
     config.rules.map((r) => /^NVRMXid(\d+)$/.exec(r.reason)?.[1]).filter((c): c is string => c !== undefined),
   );
-  // 149 only when the line says Fatal (the corpus has both); the generated line here says neither.
-  const RESET_OR_REPLACE = ['48', '62', '63', '64', '74', '79', '92', '94', '95', '119', '120'];
+  // NVIDIA's Xid catalog: RESET_GPU, reboot, CONTACT_SUPPORT, CHECK_MECHANICALS and the workflows 48
+  // and 74 (docs/rules.md). 144-150 only when the line says Fatal and 154 only by its recovery action
+  // (the corpus has both); the generated line here says neither.
+  const HELD = [
+    46, 48, 54, 61, 62, 64, 74, 79, 95, 109, 110, 119, 120, 123, 136, 140, 143, 151, 155, 156, 158,
+  ];
 
-  it('has a rule per important code', () => {
+  it('has a rule per code with its own action', () => {
     assert.deepEqual(
-      [...specific].sort((a, b) => Number(a) - Number(b)),
-      [
-        '13',
-        '31',
-        '43',
-        '45',
-        '48',
-        '61',
-        '62',
-        '63',
-        '64',
-        '74',
-        '79',
-        '92',
-        '94',
-        '95',
-        '119',
-        '120',
-        '149',
-      ],
+      [...specific].map(Number).sort((a, b) => a - b),
+      [13, 31, 43, 45, 63, 92, 94, 149, 154, ...HELD].sort((a, b) => a - b),
     );
   });
 
-  it('gives every Xid code exactly one event, and GPUUnhealthy only for reset/replace codes', () => {
+  it("gives every Xid code exactly one event, and GPUUnhealthy only for the catalog's reset/reboot/support codes", () => {
     for (let code = 0; code < 2000; code++) {
       for (const address of ['PCI:0000:3b:00', '0000:03:00']) {
         const line = `NVRM: Xid (${address}): ${code}, pid=4721, name=python3, Ch 00000008`;
@@ -185,13 +171,14 @@ describe('gpu.yaml Xid rules', () => {
         const want = specific.has(String(code)) ? `NVRMXid${code}` : 'NVRMXid';
         assert.deepEqual(events, [want], `Xid ${code}`);
         const conditions = permanent.filter(({ p }) => p.exec(line)).map(({ r }) => r.reason);
-        assert.deepEqual(
-          conditions,
-          RESET_OR_REPLACE.includes(String(code)) ? [`NVRMXid${code}`] : [],
-          `Xid ${code}`,
-        );
+        assert.deepEqual(conditions, HELD.includes(code) ? [`NvidiaXID${code}Error`] : [], `Xid ${code}`);
       }
     }
+  });
+
+  it("holds each held code's event by GPUUnhealthy, and no other event", () => {
+    const held = temporary.filter(({ r }) => r.heldBy === 'GPUUnhealthy').map(({ r }) => r.reason);
+    assert.deepEqual(held.sort(), [...HELD, 149, 154].map((c) => `NVRMXid${c}`).sort());
   });
 
   it('does not mistake other NVRM lines for Xids', () => {

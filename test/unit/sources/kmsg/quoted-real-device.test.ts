@@ -106,15 +106,17 @@ it('a segfault report of an unprivileged program named after Xid 79 raises no GP
   assert.ok(await until(() => monitor.health().up && monitor.health().healthy, 5000), 'the reader is up');
   await sleep(200);
   const gpu = () => statuses.at(-1)?.conditions.find((c) => c.type === 'GPUUnhealthy')?.status;
-  const untrusted = async () =>
-    (await seriesValue(registry, 'npd_log_lines_untrusted_total', {
-      source: config.source,
-      rule: 'NVRMXid79',
-    })) ?? 0;
+  const untrusted = async () => {
+    let n = 0;
+    for (const rule of ['NVRMXid79', 'NvidiaXID79Error'])
+      n +=
+        (await seriesValue(registry, 'npd_log_lines_untrusted_total', { source: config.source, rule })) ?? 0;
+    return n;
+  };
 
   const run = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', program]);
   assert.equal(run.signal, 'SIGSEGV', 'the program crashed as uid 65534');
-  // Both Xid 79 rules of gpu.yaml (the event and the condition) matched the report as read.
+  // Both Xid 79 rules of gpu.yaml (the event NVRMXid79 and the condition NvidiaXID79Error) matched the report as read.
   assert.ok(await until(async () => (await untrusted()) >= 2, 10_000), 'the discarded matches were counted');
   assert.equal(gpu(), 'False', 'no GPUUnhealthy from the segfault report');
   assert.deepEqual(
