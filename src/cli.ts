@@ -15,8 +15,8 @@ import { createRegistry } from './core/metrics.ts';
 import { GIT_COMMIT, VERSION, VERSION_LINE } from './core/version.ts';
 import { runSeal } from './diagnostics/seal-command.ts';
 import { runFleet } from './fleet/command.ts';
-import { libcMallocTrim } from './host/malloc-trim.ts';
-import { libcWaitpid, Pid1Reaper } from './host/pid1-reaper.ts';
+import { libcMallocTrim } from './host/clib/malloc-trim.ts';
+import { libcWaitpid, Pid1Reaper } from './host/clib/pid1-reaper.ts';
 import { runReplay } from './replay/command.ts';
 
 interface ConfigFile {

@@ -7,7 +7,7 @@ import { counter, zeroed } from '../core/metrics.ts';
 import { notAfter } from '../core/not-after.ts';
 import type { ProblemEvent, Status } from '../core/types.ts';
 import { hostPaths } from '../host/paths.ts';
-import { readPstoreDmesg } from '../host/pstore.ts';
+import { readPstoreDmesg } from '../host/procfs/pstore.ts';
 import {
   JOURNAL_SKIPS,
   type JournalReadDeps,

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter, zeroed } from '../core/metrics.ts';
-import type { MallocTrimResult } from '../host/malloc-trim.ts';
+import type { MallocTrimResult } from '../host/clib/malloc-trim.ts';
 
 /**
  * After start-up and after a reload (the moments V8 frees its compile and parse memory), once soon and

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.ts';
-import { deadline } from '../host/timeout.ts';
+import { deadline } from '../host/process/timeout.ts';
 import { redact, redactInChunks } from './redact.ts';
 
 /** What one part of a bundle produced. */

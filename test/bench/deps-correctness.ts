@@ -15,7 +15,7 @@ import {
   encodeStatusResponse,
   encodeVersionRequest,
   encodeVersionResponse,
-} from '../../src/host/grpc/cri-proto.ts';
+} from '../../src/host/protocols/grpc/cri-proto.ts';
 
 export const CRI_PROTO = `syntax = "proto3"; package runtime.v1;
 message VersionRequest { string version = 1; }

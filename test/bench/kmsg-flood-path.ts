@@ -13,7 +13,7 @@ import { loadConfigs } from '../../src/config/load.ts';
 import { FakeClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { createRegistry } from '../../src/core/metrics.ts';
-import type { KmsgDevice } from '../../src/host/kmsg-snapshot.ts';
+import type { KmsgDevice } from '../../src/host/clib/kmsg-snapshot.ts';
 import { hostPaths } from '../../src/host/paths.ts';
 import { ProblemMetrics } from '../../src/metrics/problem-metrics.ts';
 import { SystemLogMonitor } from '../../src/monitors/system-log/monitor.ts';

@@ -1,13 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { DbusValue } from '../../src/host/dbus/codec.ts';
+import type { DbusValue } from '../../src/host/protocols/dbus/codec.ts';
 import {
   type DbusMessage,
   decodeMessage,
   encodeMessage,
   MessageType,
   messageLength,
-} from '../../src/host/dbus/wire.ts';
+} from '../../src/host/protocols/dbus/wire.ts';
 
 /** Properties of one object path, by interface then name, with their D-Bus type. */
 export type FakeObject = Record<string, Record<string, { signature: string; value: DbusValue }>>;

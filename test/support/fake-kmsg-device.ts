@@ -1,4 +1,4 @@
-import type { KmsgDevice } from '../../src/host/kmsg-snapshot.ts';
+import type { KmsgDevice } from '../../src/host/clib/kmsg-snapshot.ts';
 
 export function errno(code: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: fake kmsg device`), { code });

@@ -27,7 +27,7 @@ import {
   stringOf,
   varintField,
   intOf,
-} from '../../host/protobuf.ts';
+} from '../../host/protocols/protobuf.ts';
 import type { AttrValue, Attributes, OtlpLog } from './otlp-log.ts';
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json';

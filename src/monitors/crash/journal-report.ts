@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../../core/clock.ts';
-import { bootIdFromJournal } from '../../host/boot-id.ts';
-import { type BoundedOutput, runBounded, type SpawnFn } from '../../host/bounded-command.ts';
+import { bootIdFromJournal } from '../../host/procfs/boot-id.ts';
+import { type BoundedOutput, runBounded, type SpawnFn } from '../../host/process/bounded-command.ts';
 import type { HostPaths } from '../../host/paths.ts';
 import {
   type DirProbe,

@@ -1,4 +1,4 @@
-import type { PstoreRecord } from '../../host/pstore.ts';
+import type { PstoreRecord } from '../../host/procfs/pstore.ts';
 import { CRASH_REASONS, type CrashKind, type CrashReport, worstCrashLine } from './kernel-crash.ts';
 
 /** One dump split over parts, and the dumps that hold no crash (a shutdown or emergency dump). */

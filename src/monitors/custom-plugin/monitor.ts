@@ -4,7 +4,7 @@ import { builtin } from '../../core/builtin.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { MonitorHealth, Status } from '../../core/types.ts';
-import { watchZombies } from '../../host/reaper.ts';
+import { watchZombies } from '../../host/procfs/reaper.ts';
 import type { ProblemMetrics } from '../../metrics/problem-metrics.ts';
 import { ProbeRuleEngine } from '../../rules/probe-engine.ts';
 import type { MonitorDeps } from '../deps.ts';

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { goDuration } from '../../config/schema-kit.ts';
 import { errorCode, errorMessage } from '../../core/errors.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
-import { tcpConnect } from '../../host/tcp.ts';
-import { deadline } from '../../host/timeout.ts';
+import { tcpConnect } from '../../host/protocols/tcp.ts';
+import { deadline } from '../../host/process/timeout.ts';
 import { mainRule, nonOk, ok, type ProbeKind, unknown } from './kind.ts';
 
 const options = z.strictObject({

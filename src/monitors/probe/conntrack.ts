@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorCode } from '../../core/errors.ts';
-import { percentOf, procFile, readBigInt, usage } from '../../host/proc.ts';
+import { percentOf, procFile, readBigInt, usage } from '../../host/procfs/proc.ts';
 import { byThreshold, mainRule, ok, type ProbeKind } from './kind.ts';
 
 const options = z.strictObject({

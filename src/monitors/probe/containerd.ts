@@ -10,9 +10,9 @@ import {
   encodeVersionRequest,
   RUNTIME_SERVICE,
   type RuntimeCondition,
-} from '../../host/grpc/cri-proto.ts';
-import { GrpcUnixClient } from '../../host/grpc/unary.ts';
-import { deadline } from '../../host/timeout.ts';
+} from '../../host/protocols/grpc/cri-proto.ts';
+import { GrpcUnixClient } from '../../host/protocols/grpc/unary.ts';
+import { deadline } from '../../host/process/timeout.ts';
 import { byThreshold, mainRule, nonOk, type ProbeKind } from './kind.ts';
 
 const options = z.strictObject({

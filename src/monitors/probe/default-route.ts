@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errorCode } from '../../core/errors.ts';
-import { procFile, readText } from '../../host/proc.ts';
-import { type DefaultRoute, ipv4DefaultRoutes, ipv6DefaultRoutes } from '../../host/routes.ts';
+import { procFile, readText } from '../../host/procfs/proc.ts';
+import { type DefaultRoute, ipv4DefaultRoutes, ipv6DefaultRoutes } from '../../host/procfs/routes.ts';
 import { byThreshold, mainRule, type ProbeKind } from './kind.ts';
 
 const options = z

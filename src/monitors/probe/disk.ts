@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { blockUsage, type Measure, measurePaths, realStatfs, type StatfsFn } from '../../host/statfs.ts';
+import {
+  blockUsage,
+  type Measure,
+  measurePaths,
+  realStatfs,
+  type StatfsFn,
+} from '../../host/procfs/statfs.ts';
 import {
   byThreshold,
   mainRule,

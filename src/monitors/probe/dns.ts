@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { goDuration } from '../../config/schema-kit.ts';
 import { errorCode, errorMessage } from '../../core/errors.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
-import { DEFAULT_NAMESERVER, resolvConfServers, resolveWithServers } from '../../host/dns.ts';
-import { readText } from '../../host/proc.ts';
-import { deadline } from '../../host/timeout.ts';
+import { DEFAULT_NAMESERVER, resolvConfServers, resolveWithServers } from '../../host/protocols/dns.ts';
+import { readText } from '../../host/procfs/proc.ts';
+import { deadline } from '../../host/process/timeout.ts';
 import { mainRule, nonOk, ok, type ProbeKind } from './kind.ts';
 
 const options = z.strictObject({

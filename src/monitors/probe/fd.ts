@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { percentOf, procFile, readBigInts, UNLIMITED, usage } from '../../host/proc.ts';
+import { percentOf, procFile, readBigInts, UNLIMITED, usage } from '../../host/procfs/proc.ts';
 import { byThreshold, mainRule, type ProbeKind, unknown } from './kind.ts';
 
 const options = z.strictObject({

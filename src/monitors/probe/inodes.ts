@@ -1,4 +1,4 @@
-import { inodeUsage } from '../../host/statfs.ts';
+import { inodeUsage } from '../../host/procfs/statfs.ts';
 import { createFsCheck, type FsOptions, fsOptions } from './disk.ts';
 import type { ProbeKind } from './kind.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { countInotify } from '../../host/inotify-usage.ts';
-import { percentOf, procFile, readBigInt } from '../../host/proc.ts';
+import { countInotify } from '../../host/procfs/inotify-usage.ts';
+import { percentOf, procFile, readBigInt } from '../../host/procfs/proc.ts';
 import { byThreshold, mainRule, type ProbeKind } from './kind.ts';
 
 const options = z.strictObject({

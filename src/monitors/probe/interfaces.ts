@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conditionType, goDuration } from '../../config/schema-kit.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
-import { isUp, type LinkState, readLink } from '../../host/netdev.ts';
+import { isUp, type LinkState, readLink } from '../../host/procfs/netdev.ts';
 import type { ConditionConfig } from '../../rules/config.ts';
 import type { ProbeResult, ProbeRule } from '../../rules/probe-engine.ts';
 import { IncreaseWindows } from './increase-window.ts';

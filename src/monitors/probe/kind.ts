@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
 import type { HealthTag } from '../../core/types.ts';
-import type { DnsLookup } from '../../host/dns.ts';
+import type { DnsLookup } from '../../host/protocols/dns.ts';
 import type { HostPaths } from '../../host/paths.ts';
 import type { ConditionConfig, RuleType } from '../../rules/config.ts';
 import type { ProbeResult, ProbeRule } from '../../rules/probe-engine.ts';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { goDuration } from '../../config/schema-kit.ts';
 import { errorCode, errorMessage } from '../../core/errors.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
-import { deadline } from '../../host/timeout.ts';
+import { deadline } from '../../host/process/timeout.ts';
 import { mainRule, nonOk, ok, type ProbeKind } from './kind.ts';
 
 const options = z.strictObject({

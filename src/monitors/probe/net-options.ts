@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { deviceInterfaces } from '../../host/netdev.ts';
+import { deviceInterfaces } from '../../host/procfs/netdev.ts';
 
 /** A Linux interface name (IFNAMSIZ 16 with the NUL; no '/', no whitespace). */
 export const ifname = z

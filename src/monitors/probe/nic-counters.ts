@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { goDuration } from '../../config/schema-kit.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
-import { readStatistic } from '../../host/netdev.ts';
+import { readStatistic } from '../../host/procfs/netdev.ts';
 import type { ProbeResult, ProbeRule } from '../../rules/probe-engine.ts';
 import { IncreaseWindows } from './increase-window.ts';
 import { byThreshold, mainRule, type ProbeKind, unknown } from './kind.ts';

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { goDuration } from '../../config/schema-kit.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
-import { type AdjtimexFn, koffiAdjtimex, STA_UNSYNC, type Timex } from '../../host/adjtimex.ts';
-import { querySntp } from '../../host/sntp.ts';
-import { deadline } from '../../host/timeout.ts';
+import { type AdjtimexFn, koffiAdjtimex, STA_UNSYNC, type Timex } from '../../host/clib/adjtimex.ts';
+import { querySntp } from '../../host/protocols/sntp.ts';
+import { deadline } from '../../host/process/timeout.ts';
 import type { ProbeResult, ProbeStatus } from '../../rules/probe-engine.ts';
 import { mainRule, type ProbeCheck, type ProbeEnv, type ProbeKind, type ProbeSpec } from './kind.ts';
 

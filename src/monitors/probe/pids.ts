@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseBigInt, percentOf, procFile, readBigInt, readText, usage } from '../../host/proc.ts';
+import { parseBigInt, percentOf, procFile, readBigInt, readText, usage } from '../../host/procfs/proc.ts';
 import { byThreshold, mainRule, type ProbeKind, unknown } from './kind.ts';
 
 const options = z.strictObject({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorCode } from '../../core/errors.ts';
-import { procFile, readText } from '../../host/proc.ts';
+import { procFile, readText } from '../../host/procfs/proc.ts';
 import { byThreshold, mainRule, ok, type ProbeKind, unknown } from './kind.ts';
 
 const pct = z.number().min(0).max(100);

@@ -3,8 +3,8 @@ import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { errorCode, errorMessage } from '../../core/errors.ts';
-import { isReadOnly, type MountEntry, mountFor, parseMountinfo } from '../../host/mountinfo.ts';
-import { readText } from '../../host/proc.ts';
+import { isReadOnly, type MountEntry, mountFor, parseMountinfo } from '../../host/procfs/mountinfo.ts';
+import { readText } from '../../host/procfs/proc.ts';
 import { byThreshold, mainRule, type ProbeKind } from './kind.ts';
 
 const options = z.strictObject({

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { errorCode } from '../../core/errors.ts';
-import { readText } from '../../host/proc.ts';
+import { readText } from '../../host/procfs/proc.ts';
 import { byThreshold, mainRule, type ProbeKind } from './kind.ts';
 
 /** sysctl(8) names: dot-separated, or slash-separated when a component (a VLAN device) has a dot. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { conditionType, goDuration } from '../../config/schema-kit.ts';
 import { formatGoDuration } from '../../gocompat/duration.ts';
-import { readUnit, type UnitState, unitTitle } from '../../host/dbus/systemd-unit.ts';
+import { readUnit, type UnitState, unitTitle } from '../../host/protocols/dbus/systemd-unit.ts';
 import type { ConditionConfig } from '../../rules/config.ts';
 import type { ProbeResult, ProbeRule } from '../../rules/probe-engine.ts';
 import {

@@ -4,7 +4,7 @@ import GaugeClass from 'prom-client/lib/gauge.js';
 import type { Clock } from '../../core/clock.ts';
 import { counter, gauge } from '../../core/metrics.ts';
 import type { HostPaths } from '../../host/paths.ts';
-import type { StatfsFn } from '../../host/statfs.ts';
+import type { StatfsFn } from '../../host/procfs/statfs.ts';
 import type { MetricNames, StatsSection } from './schema.ts';
 
 /** What a collector needs from the monitor. Paths are already below the host root. */

@@ -1,5 +1,5 @@
 import { basename, join } from 'node:path';
-import { readText } from '../../host/proc.ts';
+import { readText } from '../../host/procfs/proc.ts';
 import {
   collectParts,
   counterSpec,

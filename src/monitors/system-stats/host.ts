@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { errorCode } from '../../core/errors.ts';
-import { readText } from '../../host/proc.ts';
+import { readText } from '../../host/procfs/proc.ts';
 import {
   gaugeSpec,
   type MetricSpec,

@@ -5,7 +5,7 @@ import type { Logger } from '../../core/logger.ts';
 import { counter } from '../../core/metrics.ts';
 import type { MonitorHealth, Status } from '../../core/types.ts';
 import type { HostPaths } from '../../host/paths.ts';
-import { realStatfs, type StatfsFn } from '../../host/statfs.ts';
+import { realStatfs, type StatfsFn } from '../../host/procfs/statfs.ts';
 import type { MonitorDeps } from '../deps.ts';
 import type { Monitor, MonitorType } from '../monitor.ts';
 import { type StatsCollector, type StatsEnv, statsProcPaths } from './common.ts';

@@ -1,7 +1,7 @@
 import { readdir, readlink, realpath } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { errorCode } from '../../core/errors.ts';
-import { readText } from '../../host/proc.ts';
+import { readText } from '../../host/procfs/proc.ts';
 import type { StatsEnv } from './common.ts';
 
 /** A mounted file system as NPD's disk collector sees it (gopsutil's disk.Partitions(false)). */

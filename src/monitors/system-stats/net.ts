@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import RE2 from 're2';
-import { readText } from '../../host/proc.ts';
+import { readText } from '../../host/procfs/proc.ts';
 import {
   counterSpec,
   type MetricSpec,

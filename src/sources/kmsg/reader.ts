@@ -5,7 +5,7 @@ import type { Clock, TimerHandle } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import { unhealthy } from '../../core/health.ts';
 import type { LogLine, MonitorHealth } from '../../core/types.ts';
-import { type KmsgDevice, nodeKmsgDevice } from '../../host/kmsg-snapshot.ts';
+import { type KmsgDevice, nodeKmsgDevice } from '../../host/clib/kmsg-snapshot.ts';
 import { bootTimeMs, readUptimeMs, startTime, type TextFileReader } from '../start-time.ts';
 import { kmsgAccessHint, toError } from './access.ts';
 import { decodeKmsgFields, type KmsgFields } from './decode.ts';

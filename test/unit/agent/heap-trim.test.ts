@@ -4,8 +4,8 @@ import { HeapTrimmer } from '../../../src/agent/heap-trim.ts';
 import { FakeClock } from '../../../src/core/clock.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import { createRegistry } from '../../../src/core/metrics.ts';
-import type { MallocTrimResult } from '../../../src/host/malloc-trim.ts';
-import { libcMallocTrim } from '../../../src/host/malloc-trim.ts';
+import type { MallocTrimResult } from '../../../src/host/clib/malloc-trim.ts';
+import { libcMallocTrim } from '../../../src/host/clib/malloc-trim.ts';
 
 async function counts(registry: ReturnType<typeof createRegistry>): Promise<Record<string, number>> {
   const metric = registry.getSingleMetric('npd_malloc_trim_calls_total');

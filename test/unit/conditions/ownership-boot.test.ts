@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { BOOT_ANNOTATION, Ownership } from '../../../src/conditions/ownership.ts';
 import type { Condition } from '../../../src/core/types.ts';
-import { readBootId } from '../../../src/host/boot-id.ts';
+import { readBootId } from '../../../src/host/procfs/boot-id.ts';
 import type { NodeSnapshot } from '../../../src/kube/client.ts';
 import type { LogRuleConfig } from '../../../src/rules/config.ts';
 import { engine, line, T0 } from '../rules/log-engine-helpers.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock, systemClock } from '../../../src/core/clock.ts';
-import { runBounded } from '../../../src/host/bounded-command.ts';
+import { runBounded } from '../../../src/host/process/bounded-command.ts';
 
 const sh = (script: string, maxBytes: number, keep?: 'head' | 'tail') => ({
   command: '/bin/sh',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type KmsgDevice, snapshotKmsg } from '../../../src/host/kmsg-snapshot.ts';
+import { type KmsgDevice, snapshotKmsg } from '../../../src/host/clib/kmsg-snapshot.ts';
 
 function errno(code: string): Error {
   return Object.assign(new Error(code), { code });

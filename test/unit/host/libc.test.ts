@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { libcLoader, libcSonames } from '../../../src/host/libc.ts';
+import { libcLoader, libcSonames } from '../../../src/host/clib/libc.ts';
 
 const SRC = join(import.meta.dirname, '..', '..', '..', 'src');
 
@@ -60,6 +60,6 @@ describe('libcLoader', () => {
     const users = sources(SRC)
       .filter((f) => /(?:import\(|require\(|from )['"]koffi['"]|\)\('koffi'\)/.test(readFileSync(f, 'utf8')))
       .map((f) => relative(SRC, f));
-    assert.deepEqual(users, ['host/libc.ts']);
+    assert.deepEqual(users, ['host/clib/libc.ts']);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { pageOutFileMappings, readOnlyFileRanges } from '../../../src/host/page-out.ts';
+import { pageOutFileMappings, readOnlyFileRanges } from '../../../src/host/clib/page-out.ts';
 
 const MAPS = [
   '00400000-00600000 r--p 00000000 fd:01 1234   /usr/bin/node',

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { FakeClock } from '../../../src/core/clock.ts';
 import { silentLogger } from '../../../src/core/logger.ts';
 import { createRegistry } from '../../../src/core/metrics.ts';
-import { Pid1Reaper } from '../../../src/host/pid1-reaper.ts';
+import { Pid1Reaper } from '../../../src/host/clib/pid1-reaper.ts';
 
 function fakeProc(zombies: () => number[]) {
   return {

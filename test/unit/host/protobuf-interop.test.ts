@@ -1,5 +1,5 @@
 /**
- * The hand-written protobuf (src/host/protobuf.ts, CRI and OTLP messages) against protobufjs, the runtime
+ * The hand-written protobuf (src/host/protocols/protobuf.ts, CRI and OTLP messages) against protobufjs, the runtime
  * the maintained gRPC stack uses (installed here with @grpc/grpc-js, which the containerd probe tests
  * serve from). README's dependency table keeps the hand-written encoder on this check; `npm run bench --
  * deps` prints the same lines.

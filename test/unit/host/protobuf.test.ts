@@ -9,7 +9,7 @@ import {
   messagesOf,
   stringOf,
   varintField,
-} from '../../../src/host/protobuf.ts';
+} from '../../../src/host/protocols/protobuf.ts';
 
 describe('decodeFields', () => {
   it('keeps every value of a repeated field in order, the last one winning for scalars', () => {

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { createRegistry } from '../../../src/core/metrics.ts';
-import { findZombies, type ProcFs, parseProcStat, watchZombies } from '../../../src/host/reaper.ts';
+import { findZombies, type ProcFs, parseProcStat, watchZombies } from '../../../src/host/procfs/reaper.ts';
 import { metric } from '../monitors/custom-plugin/helpers.ts';
 
 /** A /proc made of stat lines. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { OtlpSink, type OtlpSinkOptions, otlpLogsUrl } from '../../../../src/events/persist/otlp.ts';
-import { decodeFields, intOf, messagesOf, stringOf } from '../../../../src/host/protobuf.ts';
+import { decodeFields, intOf, messagesOf, stringOf } from '../../../../src/host/protocols/protobuf.ts';
 import {
   attachSink,
   drain,

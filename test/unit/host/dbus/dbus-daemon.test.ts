@@ -3,7 +3,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { DbusConnection, DbusError } from '../../../../src/host/dbus/client.ts';
+import { DbusConnection, DbusError } from '../../../../src/host/protocols/dbus/client.ts';
 import { tempDir } from '../../monitors/probe/helpers.ts';
 
 const hasDaemon = spawnSync('dbus-daemon', ['--version']).status === 0;

@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { DbusConnection, DbusError } from '../../../../src/host/dbus/client.ts';
-import { splitSignature } from '../../../../src/host/dbus/codec.ts';
-import { unitObjectPath, unitTitle } from '../../../../src/host/dbus/systemd-unit.ts';
-import { decodeMessage, encodeMessage, MessageType, messageLength } from '../../../../src/host/dbus/wire.ts';
+import { DbusConnection, DbusError } from '../../../../src/host/protocols/dbus/client.ts';
+import { splitSignature } from '../../../../src/host/protocols/dbus/codec.ts';
+import { unitObjectPath, unitTitle } from '../../../../src/host/protocols/dbus/systemd-unit.ts';
+import {
+  decodeMessage,
+  encodeMessage,
+  MessageType,
+  messageLength,
+} from '../../../../src/host/protocols/dbus/wire.ts';
 import { FakeDbus } from '../../../support/fake-dbus.ts';
 import { tempDir } from '../../monitors/probe/helpers.ts';
 

@@ -13,7 +13,7 @@ import { FakeClock } from '../../../../src/core/clock.ts';
 import { silentLogger } from '../../../../src/core/logger.ts';
 import { createRegistry } from '../../../../src/core/metrics.ts';
 import type { Status } from '../../../../src/core/types.ts';
-import type { SpawnFn } from '../../../../src/host/bounded-command.ts';
+import type { SpawnFn } from '../../../../src/host/process/bounded-command.ts';
 import { JOURNAL_SKIPS } from '../../../../src/monitors/crash/journal-report.ts';
 import { CRASH_KINDS } from '../../../../src/monitors/crash/kernel-crash.ts';
 import { seriesValue } from '../../../support/fake-node.ts';

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { FakeClock } from '../../../../src/core/clock.ts';
-import { decodeFields } from '../../../../src/host/protobuf.ts';
+import { decodeFields } from '../../../../src/host/protocols/protobuf.ts';
 import {
   decodeStatusResponse,
   encodeStatusResponse,
   encodeVersionResponse,
   type RuntimeCondition,
-} from '../../../../src/host/grpc/cri-proto.ts';
+} from '../../../../src/host/protocols/grpc/cri-proto.ts';
 import { hostPaths } from '../../../../src/host/paths.ts';
 import { env, probe, runOne, T0, tempDir } from './helpers.ts';
 

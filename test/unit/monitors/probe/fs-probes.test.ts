@@ -3,9 +3,9 @@ import type { StatsFs } from 'node:fs';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { isReadOnly, mountFor, parseMountinfo } from '../../../../src/host/mountinfo.ts';
+import { isReadOnly, mountFor, parseMountinfo } from '../../../../src/host/procfs/mountinfo.ts';
 import { hostPaths } from '../../../../src/host/paths.ts';
-import { blockUsage, inodeUsage } from '../../../../src/host/statfs.ts';
+import { blockUsage, inodeUsage } from '../../../../src/host/procfs/statfs.ts';
 import { createFsCheck, type FsOptions } from '../../../../src/monitors/probe/disk.ts';
 import { env, fakeHost, probe, runOne, spec, writeFiles } from './helpers.ts';
 

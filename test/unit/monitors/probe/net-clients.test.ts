@@ -7,7 +7,7 @@ import {
   type DnsQuery,
   resolvConfServers,
   resolveWithServers,
-} from '../../../../src/host/dns.ts';
+} from '../../../../src/host/protocols/dns.ts';
 import { validateProbeMonitor } from '../../../../src/monitors/probe/schema.ts';
 import { serveDns } from '../../../support/fake-dns.ts';
 import { fakeHost, probe, runOne, T0 } from './helpers.ts';

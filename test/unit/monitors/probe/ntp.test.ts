@@ -3,8 +3,13 @@ import { createSocket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { FakeClock } from '../../../../src/core/clock.ts';
-import { type AdjtimexFn, decodeTimex, koffiAdjtimex, STA_UNSYNC } from '../../../../src/host/adjtimex.ts';
-import { readNtpTime, writeNtpTime } from '../../../../src/host/sntp.ts';
+import {
+  type AdjtimexFn,
+  decodeTimex,
+  koffiAdjtimex,
+  STA_UNSYNC,
+} from '../../../../src/host/clib/adjtimex.ts';
+import { readNtpTime, writeNtpTime } from '../../../../src/host/protocols/sntp.ts';
 import { createNtpCheck, type NtpOptions } from '../../../../src/monitors/probe/ntp.ts';
 import { env, fakeHost, runOne, spec, T0 } from './helpers.ts';
 

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FakeClock } from '../../../../src/core/clock.ts';
-import { unitObjectPath } from '../../../../src/host/dbus/systemd-unit.ts';
+import { unitObjectPath } from '../../../../src/host/protocols/dbus/systemd-unit.ts';
 import { hostPaths } from '../../../../src/host/paths.ts';
 import { RestartWindow } from '../../../../src/monitors/probe/restart-window.ts';
 import { createSystemdCheck, type SystemdOptions } from '../../../../src/monitors/probe/systemd.ts';

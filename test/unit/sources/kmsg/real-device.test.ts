@@ -7,7 +7,7 @@ import { systemClock } from '../../../../src/core/clock.ts';
 import { silentLogger } from '../../../../src/core/logger.ts';
 import { createRegistry } from '../../../../src/core/metrics.ts';
 import type { LogLine } from '../../../../src/core/types.ts';
-import { nodeKmsgDevice } from '../../../../src/host/kmsg-snapshot.ts';
+import { nodeKmsgDevice } from '../../../../src/host/clib/kmsg-snapshot.ts';
 import { KmsgReader } from '../../../../src/sources/kmsg/reader.ts';
 
 const DEVICE = '/dev/kmsg';

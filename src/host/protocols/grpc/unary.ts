@@ -1,7 +1,7 @@
 import type * as Http2 from 'node:http2';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect as netConnect } from 'node:net';
-import { builtin } from '../../core/builtin.ts';
+import { builtin } from '../../../core/builtin.ts';
 
 /** A gRPC status other than OK, or a transport failure mapped to one (UNAVAILABLE). */
 export class GrpcError extends Error {

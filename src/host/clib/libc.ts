@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { errorMessage } from '../core/errors.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 /** A loaded C library: koffi's func() declares one of its functions. */
 export interface Libc {

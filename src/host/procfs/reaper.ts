@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
-import type { Logger } from '../core/logger.ts';
-import { counter, gauge } from '../core/metrics.ts';
+import type { Logger } from '../../core/logger.ts';
+import { counter, gauge } from '../../core/metrics.ts';
 
 /**
  * Zombie hygiene for plugin descendants (NPD issues #726, #941).

@@ -1,5 +1,5 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
-import type { Clock } from '../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 
 export interface BoundedOutput {
   readonly stdout: string;

@@ -1,7 +1,7 @@
 import type * as Dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import { builtin } from '../core/builtin.ts';
-import type { Clock } from '../core/clock.ts';
+import { builtin } from '../../core/builtin.ts';
+import type { Clock } from '../../core/clock.ts';
 
 /** Seconds from the NTP era (1900) to the Unix epoch. */
 const NTP_EPOCH_OFFSET_S = 2_208_988_800;

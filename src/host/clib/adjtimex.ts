@@ -1,5 +1,5 @@
 import { endianness } from 'node:os';
-import { errorMessage } from '../core/errors.ts';
+import { errorMessage } from '../../core/errors.ts';
 import { type Libc, libcLoader } from './libc.ts';
 
 /** The read-only part of struct timex that tells whether the kernel clock is synchronised. */

@@ -1,8 +1,8 @@
 import type { Registry } from 'prom-client';
-import type { Clock, TimerHandle } from '../core/clock.ts';
-import type { Logger } from '../core/logger.ts';
-import { counter } from '../core/metrics.ts';
-import { findZombies, type ProcFs } from './reaper.ts';
+import type { Clock, TimerHandle } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
+import { counter } from '../../core/metrics.ts';
+import { findZombies, type ProcFs } from '../procfs/reaper.ts';
 import { type Libc, libcLoader } from './libc.ts';
 
 /** waitpid(pid, NULL, WNOHANG): the pid when reaped, 0 when not yet, -1 on error. */

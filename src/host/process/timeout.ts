@@ -1,4 +1,4 @@
-import type { Clock } from '../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 
 export interface Deadline {
   readonly signal: AbortSignal;

@@ -1,4 +1,4 @@
-import { errorMessage } from '../core/errors.ts';
+import { errorMessage } from '../../core/errors.ts';
 import { type Libc, libcLoader } from './libc.ts';
 import { type Madvise, pageOutFileMappings } from './page-out.ts';
 

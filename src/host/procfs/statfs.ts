@@ -1,7 +1,7 @@
 import type { StatsFs } from 'node:fs';
 import { statfs as fsStatfs } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errorCode, errorMessage } from '../core/errors.ts';
+import { errorCode, errorMessage } from '../../core/errors.ts';
 
 export type StatfsFn = (path: string) => Promise<StatsFs>;
 

@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errorCode } from '../core/errors.ts';
+import { errorCode } from '../../core/errors.ts';
 
 /**
  * Readers for /sys/class/net/<if>/. Sysfs shows the devices of the reader's network namespace
