@@ -55,6 +55,19 @@ export interface ProblemEvent {
   readonly message: string;
   /** What raised it (core/evidence.ts); the Event carries it as an annotation, not in reason or message. */
   readonly evidence?: Evidence | undefined;
+  /**
+   * The hardware occurrence it reports, where two sources can see the same one (an Xid in the kernel log
+   * and from NVML's event wait): the pipeline passes one event per occurrence, whichever source is first.
+   */
+  readonly occurrence?: XidOccurrence | undefined;
+}
+
+/** One Xid of one GPU: NVIDIA's error code, the GPU's PCI bus id (normalised "dddd:bb:dd") and UUID. */
+export interface XidOccurrence {
+  readonly kind: 'xid';
+  readonly code: number;
+  readonly busId: string;
+  readonly uuid?: string | undefined;
 }
 
 /**

@@ -1,0 +1,60 @@
+import type { DeviceHandle, Nvml, NvmlError } from '../../host/nvml/api.ts';
+
+/**
+ * One GPU as the monitor found it at start (or after NVML came back): NVML's index and handle and the
+ * identity every finding names (issue 40: PCI bus id, and the UUID NVML always knows).
+ */
+export interface Gpu {
+  readonly index: number;
+  readonly handle: DeviceHandle;
+  readonly uuid: string;
+  /** NVML's "dddddddd:bb:dd.f". */
+  readonly busId: string;
+  readonly name: string;
+}
+
+/**
+ * What a check found wrong. `fatal` holds the monitor's GPUUnhealthy condition True while the check keeps
+ * finding it (a repair controller acts on it: NVIDIA's action is a GPU reset, a reboot or a replacement);
+ * `warning` gives one Warning event when it first appears (throttling, a degraded link), and the gauge.
+ */
+export interface GpuFinding {
+  readonly check: string;
+  readonly severity: 'fatal' | 'warning';
+  /** The EKS node monitoring agent's reason where it has one (NvidiaDoubleBitError, …). */
+  readonly reason: string;
+  /** Names the GPU (index, PCI bus id, UUID) and the value NVML gave. */
+  readonly message: string;
+  /** The GPU it concerns; absent for node-wide findings (the device count). */
+  readonly gpu?: Gpu;
+}
+
+/** One check's answer for one GPU (or for the node, for node-wide checks). */
+export interface CheckResult {
+  readonly findings: readonly GpuFinding[];
+  /** Gauges to publish, by name suffix (npd_gpu_<name>), for this GPU. */
+  readonly gauges?: Readonly<Record<string, number>>;
+  /**
+   * NVML could not answer (not NOT_SUPPORTED, which means the GPU has no such feature and is no error):
+   * the check has no verdict, so the condition goes Unknown rather than False on a guess.
+   */
+  readonly error?: NvmlError;
+}
+
+/** What a check reads from; `state` is its own memory between polls (counters for rates, last bits). */
+export interface CheckContext<O> {
+  readonly nvml: Nvml;
+  readonly options: O;
+  readonly now: number;
+}
+
+/** A GPU health check: one per file under checks/, registered in checks/index.ts. */
+export interface GpuCheck<O = unknown, S = unknown> {
+  /** The config key (`checks.<name>`) and the `check` label of the metrics. */
+  readonly name: string;
+  /** Per GPU, or once for the node (the device count). */
+  readonly scope: 'gpu' | 'node';
+  /** Fresh per-GPU (or per-node) memory. */
+  initialState(): S;
+  run(ctx: CheckContext<O>, gpu: Gpu | undefined, state: S): CheckResult;
+}
