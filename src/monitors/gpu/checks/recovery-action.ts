@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { type FieldValue, NVML, NvmlError } from '../../../host/nvml/api.ts';
+import type { CheckResult, Gpu, GpuCheck } from '../check.ts';
+
+/**
+ * What the driver says the GPU needs: nvmlDeviceGetFieldValues field 230, NVML_FI_DEV_GET_GPU_RECOVERY_ACTION,
+ * an nvmlDeviceGpuRecoveryAction_t (NVIDIA/go-nvml gen/nvml/nvml.h). The driver also prints Xid 154 when the
+ * action changes; rules/gpu.yaml decodes that line the same way (reset, reboot, drain-and-reset set
+ * GPUUnhealthy: the recovery-action test keeps the two in step). DCGM's DRIVER watch maps GPU_RESET,
+ * NODE_REBOOT and DRAIN_AND_RESET to FAIL and DRAIN_P2P to WARN (gpu.md 2.3, [D2]). The EKS agent has no
+ * reason for the field, so each action is its own reason: a repair controller reads which action NVIDIA
+ * asks for from the reason alone.
+ */
+
+/** NVML_FI_DEV_GET_GPU_RECOVERY_ACTION. */
+export const FIELD_GPU_RECOVERY_ACTION = 230;
+
+export interface RecoveryAction {
+  readonly severity: 'fatal' | 'warning';
+  readonly reason: string;
+  readonly text: string;
+}
+
+/** nvmlDeviceGpuRecoveryAction_t, NONE (0) left out: it is no finding. */
+export const RECOVERY_ACTIONS: Readonly<Record<number, RecoveryAction>> = {
+  1: { severity: 'fatal', reason: 'NvidiaGPUResetRequired', text: 'a GPU reset (GPU_RESET)' },
+  2: { severity: 'fatal', reason: 'NvidiaNodeRebootRequired', text: 'a node reboot (NODE_REBOOT)' },
+  // Peer-to-peer traffic must drain first; the GPU still serves work without P2P: DCGM's WARN.
+  3: {
+    severity: 'warning',
+    reason: 'NvidiaDrainP2PRequired',
+    text: 'draining peer-to-peer traffic (DRAIN_P2P)',
+  },
+  4: {
+    severity: 'fatal',
+    reason: 'NvidiaDrainAndResetRequired',
+    text: 'draining the GPU and a reset (DRAIN_AND_RESET)',
+  },
+  // A multi-node NVLink (IMEX) domain action, not this GPU's: DCGM's table names no verdict, so a warning.
+  5: {
+    severity: 'warning',
+    reason: 'NvidiaRecoverIMEXDomain',
+    text: 'recovering the IMEX domain (RECOVER_IMEX_DOMAIN)',
+  },
+};
+
+export const recoveryActionOptions = z.strictObject({});
+
+export type RecoveryActionOptions = z.infer<typeof recoveryActionOptions>;
+
+export const RECOVERY_ACTION_DEFAULTS: RecoveryActionOptions = recoveryActionOptions.parse({});
+
+export const recoveryActionCheck: GpuCheck<RecoveryActionOptions, null> = {
+  name: 'recovery-action',
+  scope: 'gpu',
+  initialState: () => null,
+  run(ctx, gpu) {
+    if (gpu === undefined) return { findings: [] };
+    const values = ctx.nvml.fieldValues(gpu.handle, [{ fieldId: FIELD_GPU_RECOVERY_ACTION }]);
+    if (values instanceof NvmlError) return unanswered(values);
+    const field = values.find((v) => v.fieldId === FIELD_GPU_RECOVERY_ACTION);
+    if (field === undefined) {
+      const missing = `field ${FIELD_GPU_RECOVERY_ACTION} missing from the answer`;
+      return { findings: [], error: new NvmlError('nvmlDeviceGetFieldValues', NVML.UNKNOWN, missing) };
+    }
+    if (field.ret !== NVML.SUCCESS) return unanswered(fieldError(field));
+    return judge(gpu, field.value);
+  },
+};
+
+function judge(gpu: Gpu, action: number): CheckResult {
+  const gauges = { recovery_action: action };
+  if (action === 0) return { findings: [], gauges };
+  const known = RECOVERY_ACTIONS[action];
+  const what = known?.text ?? `an action this agent does not know (${action})`;
+  const message = `GPU ${gpu.index} (${gpu.busId}, ${gpu.uuid}): the driver's recovery action asks for ${what}`;
+  const severity = known?.severity ?? 'warning';
+  const reason = known?.reason ?? 'NvidiaGPURecoveryAction';
+  return { findings: [{ check: 'recovery-action', severity, reason, message, gpu }], gauges };
+}
+
+/**
+ * A driver that predates field 230 answers INVALID_ARGUMENT, for the call (the H200 of gpu.md section 0
+ * did so for an unknown field id) or for the field; that and NOT_SUPPORTED mean "no such field".
+ */
+function unanswered(err: NvmlError): CheckResult {
+  const none = err.code === NVML.NOT_SUPPORTED || err.code === NVML.INVALID_ARGUMENT;
+  return none ? { findings: [] } : { findings: [], error: err };
+}
+
+function fieldError(field: FieldValue): NvmlError {
+  return new NvmlError(
+    `nvmlDeviceGetFieldValues(${field.fieldId})`,
+    field.ret,
+    `field answered ${field.ret}`,
+  );
+}
