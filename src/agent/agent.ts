@@ -8,6 +8,7 @@ import { ConfigWatcher } from '../config/watch.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Condition, Status } from '../core/types.ts';
+import { XidOnce, xidOnceOutlet } from '../events/xid-once.ts';
 import { readBootId } from '../host/procfs/boot-id.ts';
 import type { MallocTrimResult } from '../host/clib/malloc-trim.ts';
 import { registerBuildInfo } from '../metrics/build-info.ts';
@@ -244,7 +245,8 @@ export class Agent {
     const outlets: ProblemOutlets['events'][number][] = [(s, e) => exporter.events.dispatch(s, e)];
     const diagnostics = exporter.diagnostics;
     if (diagnostics) outlets.unshift((s, e) => diagnostics.events.observe(s, e));
-    return outlets;
+    // One event per Xid, whether the kernel log or NVML reported it first (events/xid-once.ts).
+    return [xidOnceOutlet(new XidOnce({ clock: this.deps.clock, registry: this.deps.registry }), outlets)];
   }
 
   private async listen(): Promise<void> {

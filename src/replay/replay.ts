@@ -1,7 +1,7 @@
 import { FakeClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
 import { createRegistry } from '../core/metrics.ts';
-import type { Condition, Status } from '../core/types.ts';
+import type { Condition, Status, XidOccurrence } from '../core/types.ts';
 import { hostPaths } from '../host/paths.ts';
 import { ProblemMetrics } from '../metrics/problem-metrics.ts';
 import type { MonitorDeps } from '../monitors/deps.ts';
@@ -23,6 +23,8 @@ export interface ReplayRecord {
   readonly reason: string;
   readonly message: string;
   readonly timestamp: string;
+  /** The Xid an event reports (ProblemEvent.occurrence), as the agent's one-event-per-Xid stage sees it. */
+  readonly occurrence?: XidOccurrence;
 }
 
 /**
@@ -113,6 +115,7 @@ function collect(status: Status, known: Map<string, Condition>, out: ReplayRecor
       reason: e.reason,
       message: e.message,
       timestamp: iso(e.timestamp),
+      ...(e.occurrence ? { occurrence: e.occurrence } : {}),
     });
   }
   for (const c of status.conditions) {

@@ -39,6 +39,12 @@ export interface LogRuleConfig extends HealthTag {
    * condition and the event does not count in --subsystem-window (docs/rules.md).
    */
   readonly heldBy?: string | undefined;
+  /**
+   * What a match of this rule is an occurrence of, where another source can report the same one: `xid`,
+   * an NVIDIA Xid line, whose code and GPU the monitor reads (monitors/system-log/xid-occurrence.ts) so
+   * the event pipeline passes one event per Xid, whether the kernel log or NVML saw it first.
+   */
+  readonly occurrence?: 'xid' | undefined;
 }
 
 export type LogPlugin = 'kmsg' | 'journald' | 'filelog';

@@ -1,5 +1,6 @@
 import type { Evidence } from '../core/evidence.ts';
-import type { LogLine, ProblemEvent, Severity } from '../core/types.ts';
+import type { LogLine, ProblemEvent, Severity, XidOccurrence } from '../core/types.ts';
+import type { LogRuleConfig } from './config.ts';
 import type { CompiledPattern } from './pattern.ts';
 import { type QuotedClassifier, QuotedText } from './untrusted.ts';
 
@@ -9,6 +10,29 @@ export interface LineContext {
   readonly quotedSpans?: QuotedClassifier | undefined;
   /** What a raised problem carries; none when absent. */
   readonly evidence?: LineEvidence | undefined;
+  /** Reads the occurrence a rule marked `occurrence` reports; none when absent. */
+  readonly occurrences?: OccurrenceReader | undefined;
+}
+
+/** An occurrence a match reports (core/types.ts), and a note for the message that names what the line does not. */
+export interface NamedOccurrence {
+  readonly occurrence: XidOccurrence;
+  /** e.g. `uuid=GPU-…`, appended to the message as `; <note>`; absent when the line says it all. */
+  readonly note?: string | undefined;
+}
+
+/** The monitor's reader of occurrences (monitors/system-log/xid-occurrence.ts), asked on a marked rule's match. */
+export interface OccurrenceReader {
+  of(rule: LogRuleConfig, lines: readonly LogLine[]): NamedOccurrence | undefined;
+}
+
+/** A rule's match: its lines, the reason and message it gives, its evidence and the occurrence it reports. */
+export interface Hit {
+  readonly lines: readonly LogLine[];
+  readonly reason: string;
+  readonly message: string;
+  readonly evidence: Evidence | undefined;
+  readonly occurrence?: XidOccurrence | undefined;
 }
 
 /**
@@ -40,11 +64,8 @@ export function withEvidence<T extends object>(o: T, evidence: Evidence | undefi
   return evidence === undefined ? o : { ...o, evidence };
 }
 
-/** A temporary rule's event, with the evidence of its match. */
-export function hitEvent(
-  severity: Severity,
-  timestamp: number,
-  hit: { readonly reason: string; readonly message: string; readonly evidence: Evidence | undefined },
-): ProblemEvent {
-  return withEvidence({ severity, timestamp, reason: hit.reason, message: hit.message }, hit.evidence);
+/** A temporary rule's event, with the evidence of its match and the occurrence it reports. */
+export function hitEvent(severity: Severity, timestamp: number, hit: Hit): ProblemEvent {
+  const event = withEvidence({ severity, timestamp, reason: hit.reason, message: hit.message }, hit.evidence);
+  return hit.occurrence === undefined ? event : { ...event, occurrence: hit.occurrence };
 }

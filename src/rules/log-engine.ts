@@ -1,9 +1,8 @@
-import type { Evidence } from '../core/evidence.ts';
 import type { Condition, CountedReason, LogLine, ProblemEvent, Status } from '../core/types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
 import { ConditionTable } from './condition-table.ts';
 import type { LogMonitorConfig, LogRuleConfig } from './config.ts';
-import { hitEvent, type LineContext, type LineEvidence, withEvidence } from './evidence.ts';
+import { type Hit, hitEvent, type LineContext, withEvidence } from './evidence.ts';
 import { FrequencyWindow } from './frequency.ts';
 import { LineBytes } from './line-bytes.ts';
 import { type BufferMatch, LogBuffer } from './log-buffer.ts';
@@ -42,13 +41,6 @@ interface CompiledRule {
   readonly reasonTemplate: { readonly template: string; readonly catchAll: string } | undefined;
 }
 
-interface Hit {
-  readonly lines: readonly LogLine[];
-  readonly reason: string;
-  readonly message: string;
-  readonly evidence: Evidence | undefined;
-}
-
 interface Step {
   events: ProblemEvent[];
   gauges: GaugeChange[];
@@ -73,12 +65,12 @@ export class LogRuleEngine {
   private readonly watchesEveryLine: boolean;
   /** The reason template behind each condition's current True reason, to clear its gauge series. */
   private readonly activeTemplate = new Map<string, string>();
-  private readonly evidence: LineEvidence | undefined;
+  private readonly context: LineContext;
 
-  /** `context`: the source's quoted-text classifier and the evidence a match carries (evidence.ts). */
+  /** `context`: the source's quoted-text classifier, a match's evidence and occurrence readers (evidence.ts). */
   constructor(config: LogMonitorConfig, startedAt: number, context: LineContext = {}) {
     this.config = config;
-    this.evidence = context.evidence;
+    this.context = context;
     this.buffer = new LogBuffer(config.bufferSize, context.quotedSpans);
     this.rules = config.rules.map(compileRule);
     this.prefilter = new Prefilter(this.rules.map((r) => r.pattern));
@@ -225,8 +217,10 @@ export class LogRuleEngine {
     }
     let message = cfg.message ? expand(cfg.message, found) : joined(lines);
     if (cfg.patternGeneratedMessageSuffix) message = `${message}; ${cfg.patternGeneratedMessageSuffix}`;
-    const evidence = this.evidence?.of(rule.pattern, lines);
-    return { lines, reason: expand(cfg.reason, found), message, evidence };
+    const evidence = this.context.evidence?.of(rule.pattern, lines);
+    const named = cfg.occurrence ? this.context.occurrences?.of(cfg, lines) : undefined;
+    if (named?.note) message = `${message}; ${named.note}`;
+    return { lines, reason: expand(cfg.reason, found), message, evidence, occurrence: named?.occurrence };
   }
 
   private raise(type: string, rule: CompiledRule, hit: Hit, at: number, step: Step): void {

@@ -13,6 +13,7 @@ import { lineEvidence } from './evidence.ts';
 import { ANY_FILE_WRITER, anyFileWriter, warnUntrustedFile } from './file-writers.ts';
 import { QuotedMatches, quotedClassifier } from './quoted-matches.ts';
 import { infoOnly, splitByTrust, UntrustedLines, withFileWriters, withJournalWriters } from './untrusted.ts';
+import { XidOccurrences } from './xid-occurrence.ts';
 
 export interface SystemLogMonitorDeps {
   readonly clock: Clock;
@@ -47,6 +48,8 @@ export class SystemLogMonitor implements Monitor {
   private readonly setFallbacks: Counter.Internal;
   private readonly future: Counter.Internal;
   private readonly quotedMatches: QuotedMatches;
+  /** The Xid occurrences of rules marked `occurrence: xid`, and the GPUs' UUIDs read so far. */
+  private readonly xids: XidOccurrences;
   /** The engine's fallback count already exported (a new engine starts from 0). */
   private exportedFallbacks = 0;
   private emit: ((s: Status) => void) | undefined;
@@ -57,6 +60,7 @@ export class SystemLogMonitor implements Monitor {
     this.config = config;
     this.logSource = logSource;
     this.deps = deps;
+    this.xids = new XidOccurrences(config.source, config.plugin, deps.registry);
     this.engine = this.newEngine(config);
     this.untrusted = this.checksWriters(config) ? this.untrustedLines(config) : undefined;
     const bySource = (name: string, help: string) => sourceCounter(deps.registry, config.source, name, help);
@@ -137,6 +141,7 @@ export class SystemLogMonitor implements Monitor {
     const lines = this.notAfterNow(read);
     const kept = this.config.skipList.length > 0 ? this.withoutSkipped(lines, scanned) : { lines, scanned };
     const batch = this.byTrust(kept.lines, kept.scanned);
+    this.xids.observe(batch.lines);
     if (batch.scanned) {
       const { found, scan } = batch.scanned;
       for (const result of this.engine.processScanned(batch.lines, found, scan)) this.publish(result);
@@ -205,7 +210,9 @@ export class SystemLogMonitor implements Monitor {
   private newEngine(config: LogMonitorConfig): LogRuleEngine {
     const quotedSpans = quotedClassifier(config.plugin, this.deps.trustQuotedText);
     const evidence = lineEvidence(config, this.deps);
-    return new LogRuleEngine(config, this.deps.clock.now(), { quotedSpans, evidence });
+    this.xids.declare(config.rules);
+    const context = { quotedSpans, evidence, occurrences: this.xids };
+    return new LogRuleEngine(config, this.deps.clock.now(), context);
   }
 
   private untrustedLines(config: LogMonitorConfig): UntrustedLines {

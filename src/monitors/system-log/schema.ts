@@ -52,6 +52,8 @@ const rule = z.strictObject({
   revertPattern: re2Pattern.optional(),
   severity: z.enum(['info', 'warn']).optional(),
   heldBy: conditionType.optional(),
+  // The rule's match is an NVIDIA Xid (rules/config.ts): its code and GPU are read from the line.
+  occurrence: z.enum(['xid']).optional(),
   ...healthFields,
 });
 
