@@ -8,6 +8,7 @@ import type { Condition } from '../core/types.ts';
 import { formatRfc3339Seconds } from '../kube/time.ts';
 import type { NodeConditionJson, NodeStatusWriter } from './node-condition.ts';
 import type { PatchExtras } from './ownership.ts';
+import { START_JITTER_MS, SyncSchedule } from './sync-schedule.ts';
 
 export type { NodeConditionJson, NodeStatusWriter } from './node-condition.ts';
 
@@ -37,7 +38,10 @@ export interface ConditionManagerOptions {
   /** Attempts per sync before waiting for the resync; default 5. */
   readonly quickAttempts?: number;
   readonly quickRetryDelayMs?: number;
+  /** Uniform in [0, 1): the jitter of the first sync, heartbeats, retries (sync-schedule.ts). */
   readonly random?: () => number;
+  /** The first sync waits up to this long after start(); default 5 s. */
+  readonly startJitterMs?: number;
   /** No sync before this settles: the startup state is read from the Node first (NPD #304). */
   readonly hold?: Promise<unknown>;
   /** Deletions and annotations to send with every patch (condition ownership). */
@@ -66,9 +70,11 @@ function quickRetryable(err: unknown): boolean {
 
 /**
  * NPD's condition manager. Monitors call update() (last writer per type wins) and never wait: a 1 s tick
- * folds updates in and syncs when a condition changed, 10 s after a failed sync, or when the heartbeat
- * is due. A sync PATCHes every known condition with lastHeartbeatTime = now. During an outage only the
- * latest value per type is kept, so recovery writes the current state, not the history.
+ * folds updates in and syncs when a condition changed, when a failed sync's jittered backoff is over
+ * (10 s at first, as NPD's resync), or when the heartbeat is due (jittered, never later than the
+ * period); sync-schedule.ts says when. A sync PATCHes every known condition with lastHeartbeatTime =
+ * now. During an outage only the latest value per type is kept, so recovery writes the current state,
+ * not the history.
  *
  * synced() (for /readyz) is true when there is nothing to write (no writer, or no condition reported
  * yet); otherwise after the first successful sync, until NOT_READY_AFTER_FAILED_SYNCS syncs in a row
@@ -79,9 +85,8 @@ export class ConditionManager {
   private readonly writer: NodeStatusWriter | undefined;
   private readonly clock: Clock;
   private readonly logger: Logger | undefined;
-  private readonly heartbeatMs: number;
   private readonly updateMs: number;
-  private readonly resyncMs: number;
+  private readonly schedule: SyncSchedule;
   private readonly quickAttempts: number;
   private readonly quickDelayMs: number;
   private readonly random: () => number;
@@ -89,14 +94,12 @@ export class ConditionManager {
   private readonly pending = new Map<string, Condition>();
   private readonly syncs: Counter<'result'>;
   private readonly retries: Counter;
+  private readonly resyncs: Counter;
   private readonly lastSyncGauge: Gauge;
   private timer: TimerHandle | undefined;
   private running = false;
   private inFlight: Promise<void> | undefined;
   private dirty = false;
-  private resyncNeeded = false;
-  private lastTry: number | undefined;
-  private notBefore = Number.NEGATIVE_INFINITY;
   private lastSuccess: number | undefined;
   private failedSyncs = 0;
   private annotationsDueAt: number | undefined;
@@ -109,12 +112,16 @@ export class ConditionManager {
     this.writer = opts.writer;
     this.clock = opts.clock;
     this.logger = opts.logger;
-    this.heartbeatMs = opts.heartbeatPeriodMs ?? DEFAULT_HEARTBEAT_PERIOD_MS;
     this.updateMs = opts.updatePeriodMs ?? UPDATE_PERIOD_MS;
-    this.resyncMs = opts.resyncPeriodMs ?? RESYNC_PERIOD_MS;
     this.quickAttempts = Math.max(1, opts.quickAttempts ?? QUICK_ATTEMPTS);
     this.quickDelayMs = opts.quickRetryDelayMs ?? QUICK_RETRY_DELAY_MS;
     this.random = opts.random ?? Math.random;
+    this.schedule = new SyncSchedule({
+      heartbeatMs: opts.heartbeatPeriodMs ?? DEFAULT_HEARTBEAT_PERIOD_MS,
+      resyncMs: opts.resyncPeriodMs ?? RESYNC_PERIOD_MS,
+      startJitterMs: opts.startJitterMs ?? START_JITTER_MS,
+      random: this.random,
+    });
     this.extras = opts.extras;
     this.onSynced = opts.onSynced;
     // The kubelet's types never, whatever publishes says (config validation already refuses them).
@@ -134,6 +141,11 @@ export class ConditionManager {
       name: 'npd_condition_sync_retries_total',
       help: 'Quick retries of a failed node condition patch within one sync.',
     });
+    this.resyncs = counter(opts.registry, {
+      name: 'npd_condition_resyncs_total',
+      help: "Syncs that retry a failed sync once its jittered backoff (or the server's Retry-After) is over.",
+    });
+    this.resyncs.inc(0);
     this.lastSyncGauge = gauge(opts.registry, {
       name: 'npd_condition_last_sync_timestamp_seconds',
       help: 'Unix time of the last successful node condition sync.',
@@ -150,7 +162,8 @@ export class ConditionManager {
    * once per `minIntervalMs` so a burst of events costs one patch.
    */
   requestSync(minIntervalMs: number): void {
-    const due = this.lastTry === undefined ? this.clock.now() : this.lastTry + minIntervalMs;
+    const last = this.schedule.lastTry;
+    const due = last === undefined ? this.clock.now() : last + minIntervalMs;
     this.annotationsDueAt = Math.min(this.annotationsDueAt ?? Number.POSITIVE_INFINITY, due);
   }
 
@@ -158,7 +171,8 @@ export class ConditionManager {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.schedule();
+    this.schedule.started(this.clock.now());
+    this.arm();
   }
 
   stop(): void {
@@ -199,7 +213,7 @@ export class ConditionManager {
     return this.failedSyncs < NOT_READY_AFTER_FAILED_SYNCS;
   }
 
-  private schedule(): void {
+  private arm(): void {
     this.timer = this.clock.setTimeout(() => this.tick(), this.updateMs);
   }
 
@@ -207,7 +221,7 @@ export class ConditionManager {
     if (!this.running) return;
     this.foldPending();
     if (!this.inFlight && this.shouldSync()) this.inFlight = this.sync();
-    this.schedule();
+    this.arm();
   }
 
   private foldPending(): void {
@@ -220,37 +234,28 @@ export class ConditionManager {
 
   private shouldSync(): boolean {
     if (!this.writer || this.current.size === 0 || this.held) return false;
-    const now = this.clock.now();
-    if (now < this.notBefore) return false;
-    if (this.dirty || this.lastTry === undefined) return true;
-    if (this.annotationsDueAt !== undefined && now >= this.annotationsDueAt) return true;
-    const sinceTry = now - this.lastTry;
-    if (this.resyncNeeded && sinceTry >= this.resyncMs) return true;
-    return sinceTry >= this.heartbeatMs;
+    return this.schedule.due(this.clock.now(), this.dirty, this.annotationsDueAt);
   }
 
   private async sync(): Promise<void> {
-    this.lastTry = this.clock.now();
-    this.resyncNeeded = false;
+    const changed = this.dirty;
+    if (this.failedSyncs > 0) this.resyncs.inc();
+    this.schedule.tried(this.clock.now());
     this.dirty = false;
     this.annotationsDueAt = undefined;
     try {
       const sent = await this.patchWithRetries();
       this.onSynced?.(sent);
+      this.schedule.succeeded(changed);
       this.lastSuccess = this.clock.now();
       this.failedSyncs = 0;
       this.syncs.inc({ result: 'success' });
       this.lastSyncGauge.set(this.lastSuccess / 1000);
     } catch (err) {
-      this.resyncNeeded = true;
       this.failedSyncs++;
       this.syncs.inc({ result: 'failure' });
-      const wait = retryAfterMs(err);
-      if (wait !== undefined) this.notBefore = this.clock.now() + wait;
-      this.logger?.warn(
-        { err, retryInMs: Math.max(this.resyncMs, wait ?? 0) },
-        'failed to update node conditions',
-      );
+      const wait = this.schedule.failed(this.clock.now(), retryAfterMs(err));
+      this.logger?.warn({ err, retryInMs: Math.round(wait) }, 'failed to update node conditions');
     } finally {
       this.inFlight = undefined;
     }

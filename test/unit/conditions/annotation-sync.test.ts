@@ -15,7 +15,13 @@ describe('ConditionManager.requestSync', () => {
         patches.push(clock.now());
       },
     };
-    const m = new ConditionManager({ writer, clock, registry: createRegistry(), heartbeatPeriodMs: 300_000 });
+    const m = new ConditionManager({
+      writer,
+      clock,
+      registry: createRegistry(),
+      heartbeatPeriodMs: 300_000,
+      random: () => 0, // no jitter: the first sync on the first tick, heartbeats on the period
+    });
     m.update({ type: 'A', status: 'False', transition: clock.now(), reason: 'R', message: 'm' });
     m.start();
     clock.advance(1000);
@@ -49,6 +55,7 @@ describe('ConditionManager.flush (shutdown)', () => {
       writer,
       clock,
       registry: createRegistry(),
+      random: () => 0,
       extras: () => ({ deleteTypes: [], annotations: { watermark: String(watermark) } }),
     });
     m.update({ type: 'A', status: 'False', transition: clock.now(), reason: 'R', message: 'm' });
