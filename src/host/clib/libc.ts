@@ -25,13 +25,17 @@ function requireKoffi(): KoffiLoad {
   return createRequire(import.meta.url)('koffi') as KoffiLoad;
 }
 
-function open(loadKoffi: () => KoffiLoad): Libc | Error {
-  let koffi: KoffiLoad;
+function koffiOf(loadKoffi: () => KoffiLoad): KoffiLoad | Error {
   try {
-    koffi = loadKoffi();
+    return loadKoffi();
   } catch (err) {
     return new Error(`koffi unavailable: ${errorMessage(err)}`);
   }
+}
+
+function open(loadKoffi: () => KoffiLoad): Libc | Error {
+  const koffi = koffiOf(loadKoffi);
+  if (koffi instanceof Error) return koffi;
   const tried: string[] = [];
   for (const soname of libcSonames()) {
     try {
@@ -53,5 +57,26 @@ export function libcLoader(loadKoffi: () => KoffiLoad = requireKoffi): () => Lib
   return () => {
     result ??= open(loadKoffi);
     return result;
+  };
+}
+
+/**
+ * Another C library (NVML's libnvidia-ml.so.1) by soname or path, through the same koffi, so this stays
+ * the one module that loads koffi. Each call tries again until one loads, then returns that library: a
+ * driver installed after the agent started (the GPU Operator's driver container) is found at the next
+ * try. The Error says which file and why (dlopen's message), or that koffi is missing.
+ */
+export function libraryLoader(name: string, loadKoffi: () => KoffiLoad = requireKoffi): () => Libc | Error {
+  let lib: Libc | undefined;
+  return () => {
+    if (lib) return lib;
+    const koffi = koffiOf(loadKoffi);
+    if (koffi instanceof Error) return koffi;
+    try {
+      lib = koffi.load(name);
+      return lib;
+    } catch (err) {
+      return new Error(`cannot load ${name}: ${errorMessage(err)}`);
+    }
   };
 }

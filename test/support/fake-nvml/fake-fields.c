@@ -27,9 +27,10 @@ static int default_field(unsigned id, unsigned long long *value, int *type) {
   }
 }
 
-/* Stores text as nvmlValueType_t type says: 0 double, 1 uint, 2 ulong, 3 ull, 4 sll, 5 int, 6 ushort. */
+/* Stores text as nvmlValueType_t type says: 0 double, 1 uint, 2 ulong, 3 ull, 4 sll, 5 int, 6 ushort.
+ * The union's other bytes get a marker, so a binding reading a narrow type too wide reads garbage. */
 static void set_value(nvmlValue_t *v, int type, const char *text) {
-  memset(v, 0, sizeof *v);
+  memset(v, 0xEE, sizeof *v);
   switch (type) {
   case 0: v->dVal = strtod(text, NULL); break;
   case 1: v->uiVal = (unsigned)strtoull(text, NULL, 0); break;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { libcLoader, libcSonames } from '../../../src/host/clib/libc.ts';
+import { libcLoader, libcSonames, libraryLoader } from '../../../src/host/clib/libc.ts';
 
 const SRC = join(import.meta.dirname, '..', '..', '..', 'src');
 
@@ -54,6 +54,36 @@ describe('libcLoader', () => {
     assert.ok(!(libc instanceof Error), String(libc));
     const getpid = libc.func('int getpid()') as () => number;
     assert.equal(getpid(), process.pid);
+  });
+
+  it('loads another library by name through the same koffi, trying again until it loads', () => {
+    const loads: string[] = [];
+    let installed = false;
+    const fakeKoffi = {
+      load: (name: string) => {
+        loads.push(name);
+        if (!installed) throw new Error(`${name}: cannot open shared object file: No such file or directory`);
+        return { func: (sig: string) => sig };
+      },
+    };
+    const nvml = libraryLoader('/run/nvidia/driver/usr/lib64/libnvidia-ml.so.1', () => fakeKoffi);
+    assert.deepEqual(loads, [], 'not loaded at creation');
+    const missing = nvml();
+    assert.ok(missing instanceof Error);
+    assert.match(
+      missing.message,
+      /^cannot load \/run\/nvidia\/driver\/usr\/lib64\/libnvidia-ml\.so\.1: .*No such file/,
+    );
+    installed = true;
+    const lib = nvml();
+    assert.ok(!(lib instanceof Error));
+    assert.equal(nvml(), lib);
+    assert.equal(loads.length, 2, 'tried again after the failure, then kept the library');
+    const noKoffi = libraryLoader('libnvidia-ml.so.1', () => {
+      throw new Error("Cannot find module 'koffi'");
+    })();
+    assert.ok(noKoffi instanceof Error);
+    assert.match(noKoffi.message, /^koffi unavailable/);
   });
 
   it('is the only module that loads koffi', () => {
