@@ -31,6 +31,8 @@ export interface ExporterDeps {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly version: string;
+  /** Uniform in [0, 1): the jitter of start-up, heartbeats and retries; Math.random by default. */
+  readonly random?: () => number;
 }
 
 /** The API side of the agent, or its standalone stand-in: where conditions and events go. */
@@ -104,7 +106,8 @@ function connectNode(
     qps: options.kubeApiQps,
     burst: options.kubeApiBurst,
   });
-  const nodeInfo = new NodeInfo({ client, nodeName: options.nodeName, clock, registry, logger });
+  const { random } = deps;
+  const nodeInfo = new NodeInfo({ client, nodeName: options.nodeName, clock, registry, logger, random });
   nodeInfo.start();
   return { client, nodeInfo };
 }
@@ -144,6 +147,7 @@ function startConditions(
     registry,
     logger,
     heartbeatPeriodMs: options.heartbeatPeriodMs,
+    random: deps.random,
     hold: startup,
     extras: () => ownership.extras(),
     onSynced: (sent) => sent && ownership.confirmed(sent),
@@ -211,6 +215,7 @@ function apiEvents(
     clock,
     registry,
     logger,
+    random: deps.random,
     host: options.nodeName,
     namespace: options.eventNamespace || 'default',
   };

@@ -1,13 +1,21 @@
 import type { Counter, Registry } from 'prom-client';
-import { backoffMs } from '../core/backoff.ts';
 import type { Clock, TimerHandle } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { counter } from '../core/metrics.ts';
+import { type BackoffPolicy, retryDelayMs } from './backoff.ts';
 import type { KubeClient, NodeSnapshot } from './client.ts';
 import { retryAfterOf } from './errors.ts';
 
 export const NODE_INFO_INITIAL_BACKOFF_MS = 1_000;
 export const NODE_INFO_MAX_BACKOFF_MS = 30_000;
+/**
+ * Each wait stretched by up to 100 %, as client-go's reflector backs off its list (800 ms to 30 s,
+ * factor 2, jitter 1.0, tools/cache/reflector.go): agents restarted together during an outage come
+ * back spread over 30 s, not within the 10 % (3 s) the old jitter gave them.
+ */
+export const NODE_INFO_JITTER = 1;
+/** The longest Retry-After we wait for; longer asks are cut to this. */
+export const NODE_INFO_MAX_RETRY_AFTER_MS = 60_000;
 
 export interface NodeInfoOptions {
   readonly client: Pick<KubeClient, 'getNode'>;
@@ -100,10 +108,12 @@ export class NodeInfo {
   }
 
   private backoff(retryAfter: number | undefined): number {
-    const initial = this.opts.initialBackoffMs ?? NODE_INFO_INITIAL_BACKOFF_MS;
-    const max = this.opts.maxBackoffMs ?? NODE_INFO_MAX_BACKOFF_MS;
-    const base = backoffMs(this.failures, initial, max);
-    const jittered = base * (1 + 0.1 * (this.opts.random ?? Math.random)());
-    return Math.max(jittered, retryAfter ?? 0);
+    const policy: BackoffPolicy = {
+      initialMs: this.opts.initialBackoffMs ?? NODE_INFO_INITIAL_BACKOFF_MS,
+      maxMs: this.opts.maxBackoffMs ?? NODE_INFO_MAX_BACKOFF_MS,
+      jitter: NODE_INFO_JITTER,
+      maxRetryAfterMs: NODE_INFO_MAX_RETRY_AFTER_MS,
+    };
+    return retryDelayMs(this.failures, policy, this.opts.random ?? Math.random, retryAfter);
   }
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../../core/clock.ts';
 import { retryAfterMs, SinkError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { zeroed } from '../../core/metrics.ts';
+import { jitterUp } from '../../kube/backoff.ts';
 import type { Broadcaster, Watcher } from './broadcaster.ts';
 import { type CorrelatorOptions, EventCorrelator } from './correlator.ts';
 import { type GiveUpReason, type RecorderMetrics, recorderMetrics } from './metrics.ts';
@@ -14,6 +15,12 @@ export const MAX_TRIES_PER_EVENT = 12;
 export const DEFAULT_SLEEP_MS = 10_000;
 /** Caps a server's Retry-After so one event cannot hold the head of the line for long. */
 export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
+/**
+ * A Retry-After wait is stretched by up to 25 % (events.k8s.io's broadcaster jitters its sleeps by the
+ * same factor, wait.Jitter(10 s, 0.25)): APF tells every agent it rejected in one second the same value,
+ * and they should not all come back in one second too.
+ */
+export const RETRY_AFTER_JITTER = 0.25;
 
 export interface SinkLoopOptions {
   /** The event source, used as a metric label. */
@@ -45,7 +52,8 @@ function logFields(event: KubeEvent): Record<string, unknown> {
  * at a time, 12 attempts per event. Error handling follows recordEvent: an HTTP status abandons the event,
  * a transport failure is retried. One deliberate deviation: a 429 or 5xx that carries Retry-After is
  * retried after that delay (capped), standing in for the Retry-After loop in client-go's REST client,
- * which @kubernetes/client-node lacks; it uses the same 12-attempt budget rather than a second one.
+ * which @kubernetes/client-node lacks, stretched by up to 25 % so agents told the same value spread out;
+ * it uses the same 12-attempt budget rather than a second one.
  */
 export class SinkLoop {
   readonly correlator: EventCorrelator;
@@ -60,6 +68,8 @@ export class SinkLoop {
   /** The event whose write is under way, so a grace period that ends mid-request still counts it. */
   private inFlight: KubeEvent | undefined;
   private abandoned: KubeEvent | undefined;
+  /** When the wait after the last failed attempt ends: the next event, too, is not tried before. */
+  private resumeAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: SinkLoopOptions) {
     this.opts = opts;
@@ -135,20 +145,33 @@ export class SinkLoop {
   }
 
   private async writeWithRetry(event: KubeEvent, patch: EventPatch | undefined): Promise<void> {
+    if (!(await this.holdOff())) return this.giveUp('shutdown', event);
     for (let tries = 1; ; tries++) {
       const outcome = await this.attempt(event, patch);
       if (outcome.done) return;
+      const delay = this.delayAfter(tries, outcome.retryAfterMs);
+      this.resumeAt = this.opts.clock.now() + delay;
       if (tries >= this.maxTries) return this.giveUp('retries_exhausted', event);
-      if (!(await this.sleeper.sleep(this.delayAfter(tries, outcome.retryAfterMs)))) {
-        return this.giveUp('shutdown', event);
-      }
+      if (!(await this.sleeper.sleep(delay))) return this.giveUp('shutdown', event);
       this.metrics.retries.inc({ source: this.opts.source });
     }
   }
 
+  /**
+   * client-go tries the next event at once after giving one up; against a server that just asked for
+   * Retry-After (or is down) that is one request too early per abandoned event. Here the next event
+   * waits out the sleep the abandoned one would have slept. Not while flushing: then each is tried once.
+   */
+  private holdOff(): Promise<boolean> {
+    const wait = this.resumeAt - this.opts.clock.now();
+    if (wait <= 0 || this.flushing) return Promise.resolve(true);
+    return this.sleeper.sleep(wait);
+  }
+
   private delayAfter(tries: number, retryAfterMs: number | undefined): number {
     if (retryAfterMs !== undefined) {
-      return Math.min(retryAfterMs, this.opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+      const capped = Math.min(retryAfterMs, this.opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
+      return jitterUp(capped, RETRY_AFTER_JITTER, this.random);
     }
     return tries === 1 ? this.sleepMs * this.random() : this.sleepMs;
   }

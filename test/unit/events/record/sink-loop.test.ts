@@ -164,7 +164,7 @@ describe('recordToSink: rejections and Retry-After', () => {
   });
 
   for (const code of [429, 503]) {
-    it(`honours Retry-After on ${code} instead of the jittered sleep`, async () => {
+    it(`honours Retry-After on ${code} instead of the jittered sleep, stretched by up to 25 %`, async () => {
       let fail = true;
       const t = setup(
         (call) => {
@@ -176,8 +176,8 @@ describe('recordToSink: rejections and Retry-After', () => {
       );
       const done = settled(t.loop.recordToSink(kubeEvent()));
       await drain();
-      await t.advance(1999);
-      assert.equal(t.sink.calls.length, 1);
+      await t.advance(2449);
+      assert.equal(t.sink.calls.length, 1, 'not before 2 s x (1 + 0.25 x random 0.9)');
       await t.advance(1);
       assert.equal(t.sink.calls.length, 2);
       assert.equal(done.done, true);
@@ -186,11 +186,11 @@ describe('recordToSink: rejections and Retry-After', () => {
     });
   }
 
-  it('caps a long Retry-After at 60 s', async () => {
+  it('caps a long Retry-After at 60 s (then jittered: 67.5 s at random 0.5)', async () => {
     const t = setup(() => Object.assign(new SinkError('slow down', 429), { retryAfterMs: 3_600_000 }));
     void t.loop.recordToSink(kubeEvent());
     await drain();
-    await t.advance(59_999);
+    await t.advance(67_499);
     assert.equal(t.sink.calls.length, 1);
     await t.advance(1);
     assert.equal(t.sink.calls.length, 2);
