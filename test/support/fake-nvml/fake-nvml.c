@@ -35,14 +35,16 @@
  *   gpuN.nvlinks N                     links 0..N-1 answer active (default 0: every link NOT_SUPPORTED,
  *                                      a PCIe H200); links from N up to 35 answer NOT_SUPPORTED
  *   gpuN.nvlink.L 0|1                  link L's state, whatever gpuN.nvlinks says
- *   gpuN.fabric STATE STATUS MASK SUMMARY   nvmlDeviceGetGpuFabricInfoV (default NOT_SUPPORTED)
+ *   gpuN.fabric STATE STATUS MASK SUMMARY   nvmlDeviceGetGpuFabricInfoV (default NOT_SUPPORTED, assumed
+ *                                      for a PCIe H200 without NVSwitch: nvml.json's read of it failed)
  *   gpuN.inforom.valid 0               nvmlDeviceValidateInforom answers CORRUPTED_INFOROM (default 1)
  *   gpuN.field.ID VALUE [TYPE [RET]]   nvmlDeviceGetFieldValues: the value (nvmlValueType_t TYPE, default
  *                                      3 = unsigned long long; 0 = double) and the field's own return
  *                                      (default 0); a field neither scripted nor a default answers its
  *                                      own NOT_SUPPORTED. Defaults: 1 (ECC current) 1, 3 and 4 (volatile
  *                                      SBE/DBE) 0, 94 (PCIe replays) 2, 142-145 (remapped rows) 0, 230
- *                                      (GPU recovery action) 0 as TYPE 1
+ *                                      (GPU recovery action) 0 = NONE as TYPE 1 (assumed: nvml.json
+ *                                      has no answer for field 230)
  *   gpuN.field.ID.SCOPE ...            the same for one scope id (an NVLink link)
  *   gpuN.events BITS                   nvmlDeviceGetSupportedEventTypes (default 0xff9f)
  *
