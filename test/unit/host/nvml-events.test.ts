@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { type Answer, EVENT, type Nvml, NVML, NvmlError } from '../../../src/host/nvml/api.ts';
+import { type Answer, EVENT, NVML, type Nvml, NvmlError } from '../../../src/host/nvml/api.ts';
 import { nvmlLoader } from '../../../src/host/nvml/binding.ts';
 import { type FakeNvmlHarness, fakeNvmlHarness } from '../../support/fake-nvml/harness.ts';
 
