@@ -189,6 +189,31 @@ describe('rules/gpu.yaml: the Xid an event reports', () => {
   });
 });
 
+describe('rules/gpu.yaml: an NVLink5 Xid by its sub-code, after the process name too', () => {
+  // A user's real line (leptonai/gpud kmsg_extended_test.go) names the process before the unit.
+  const nonfatal = (name: string) =>
+    `NVRM: Xid (PCI:0018:01:00): 145, pid=876767, name=${name}, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)`;
+
+  it('sets GPUUnhealthy for a Fatal unit after pid and name (the real Nonfatal line, its severity Fatal)', () => {
+    const m = gpuMonitor();
+    m.records(nonfatal('ray::WorkerDict').replace(' Nonfatal ', ' Fatal '));
+    assert.equal(m.condition()?.reason, 'NvidiaNVLinkError');
+    const control = gpuMonitor();
+    control.records(nonfatal('ray::WorkerDict'));
+    assert.equal(control.condition()?.status, 'False');
+  });
+
+  it('takes no Fatal from a process name; --trust-quoted-text (NPD’s matching) would', () => {
+    const forged = nonfatal('a, B Fatal XC0');
+    const m = gpuMonitor();
+    m.records(forged);
+    assert.equal(m.condition()?.status, 'False');
+    const flagged = gpuMonitor({ trustQuotedText: true });
+    flagged.records(forged);
+    assert.equal(flagged.condition()?.reason, 'NvidiaNVLinkError');
+  });
+});
+
 describe('through the detector: one event per Xid beside the NVML monitor', () => {
   function agentPath() {
     const dispatched: [string, ProblemEvent][] = [];
