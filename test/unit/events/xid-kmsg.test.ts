@@ -17,7 +17,7 @@ import type { ProblemEvent, Status } from '../../../src/core/types.ts';
 import { XidOnce, xidOnceOutlet } from '../../../src/events/xid-once.ts';
 import { ProblemMetrics } from '../../../src/metrics/problem-metrics.ts';
 import { SystemLogMonitor } from '../../../src/monitors/system-log/monitor.ts';
-import { systemLogConfigKind } from '../../../src/monitors/system-log/schema.ts';
+import { systemLogConfigKind, validateLogMonitor } from '../../../src/monitors/system-log/schema.ts';
 import { parseGpuIdentity, parseXid } from '../../../src/monitors/system-log/xid-occurrence.ts';
 import type { LogMonitorConfig } from '../../../src/rules/config.ts';
 import type { LinesHandler, LogSource } from '../../../src/sources/source.ts';
@@ -72,6 +72,24 @@ describe('parseXid and parseGpuIdentity: the driver’s own words', () => {
     assert.equal(parseGpuIdentity('NVRM: GPU Board Serial Number: 1654024032120'), undefined);
     assert.equal(parseXid('NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x26:0xffff:1474)'), undefined);
     assert.equal(parseXid(SEGFAULT_79), undefined);
+  });
+});
+
+describe('the rule marker occurrence: xid', () => {
+  const config = (occurrence: unknown) => ({
+    plugin: 'kmsg',
+    rules: [{ type: 'temporary', reason: 'NVRMXid', pattern: 'NVRM: Xid .*', occurrence }],
+  });
+
+  it('is refused with any other value, naming the file and the field; xid loads', () => {
+    const { issues } = validateLogMonitor(config('nvml'), 'gpu.yaml');
+    assert.deepEqual(
+      issues.map((i) => [i.file, i.path]),
+      [['gpu.yaml', 'rules[0].occurrence']],
+    );
+    const ok = validateLogMonitor(config('xid'), 'gpu.yaml');
+    assert.deepEqual(ok.issues, []);
+    assert.equal(ok.config?.rules[0]?.occurrence, 'xid');
   });
 });
 
