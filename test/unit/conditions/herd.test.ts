@@ -2,7 +2,8 @@
  * The herd after an outage (issue 41 item 4): 1,000 agents' condition managers on one fake clock, each
  * with its own seeded random and its own tick phase within the second, all failing to write from the
  * moment the API server goes away until it comes back 2 minutes later. Counted: the PATCHes in every
- * 1 s window of the first 30 s after the return, and how long until every agent has written.
+ * 1 s window of the first 30 s after the return, and how long until every agent has written. And the
+ * same 1,000 started in the same millisecond (issue 41 item 1): their first PATCHes per second.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -34,8 +35,11 @@ interface Fleet {
   setUp(up: boolean): void;
 }
 
-/** `random(i)` is agent i's random; agents start 1 ms apart, so their 1 s ticks cover the second. */
-function fleet(random: (i: number) => () => number): Fleet {
+/**
+ * `random(i)` is agent i's random; agents start `spacingMs` apart (1 ms: their 1 s ticks cover the
+ * second; 0: all started in the same millisecond, as a DaemonSet whose pods all restart at once).
+ */
+function fleet(random: (i: number) => () => number, spacingMs = 1): Fleet {
   const clock = new FakeClock(T0);
   const attempts: Fleet['attempts'] = [];
   let up = true;
@@ -57,7 +61,7 @@ function fleet(random: (i: number) => () => number): Fleet {
     m.update(cond('KernelDeadlock', 'False'));
     m.start();
     managers.push(m);
-    clock.advance(1);
+    clock.advance(spacingMs);
   }
   return { clock, managers, attempts, setUp: (v) => (up = v) };
 }
@@ -100,7 +104,7 @@ function recoveredBy(f: Fleet, from: number): number {
   return Math.max(...first.values()) - from;
 }
 
-describe('1,000 condition managers through a 2 minute outage', () => {
+describe('1,000 condition managers on one fake clock', () => {
   it('spread their retries: at most a few dozen PATCHes in any second of the first 30 s after the return', async () => {
     const f = fleet((i) => seeded(i + 1));
     const back = await outage(f);
@@ -126,5 +130,19 @@ describe('1,000 condition managers through a 2 minute outage', () => {
     // All but the one whose tick fell on the very millisecond of the return (it failed, and waits on).
     assert.ok(peak >= AGENTS - 1, `peak ${peak}`);
     for (const m of f.managers) m.stop();
+  });
+
+  it('started in the same millisecond, spread their first PATCH over 5 s (a control: no jitter, one second)', async () => {
+    const jittered = fleet((i) => seeded(i + 1), 0);
+    await run(jittered, 10_000);
+    const spread = busiestSecond(jittered, T0, 10_000);
+    const still = fleet(() => () => 0, 0);
+    await run(still, 10_000);
+    const control = busiestSecond(still, T0, 10_000);
+    console.log(`rollout at once: busiest second ${spread.peak} jittered, ${control.peak} without`);
+    assert.equal(spread.total, AGENTS);
+    assert.ok(spread.peak <= 260, `busiest second ${spread.peak}`);
+    assert.equal(control.peak, AGENTS);
+    for (const m of [...jittered.managers, ...still.managers]) m.stop();
   });
 });
