@@ -18,10 +18,10 @@ export const RESTART_HEARTBEAT_JITTER = 0.5;
 export const HEARTBEAT_JITTER = 0.04;
 /**
  * Failed syncs: the first two retries wait NPD's resync period (10 s) stretched by up to half, so a lost
- * PATCH or one 429 heals as fast as in NPD; from the third the wait doubles to 40 s (40-60 s with the
- * jitter), so an outage costs a fleet a few requests per node per minute, spread over 20 s, not every
- * node every 10 s in the same second. A Retry-After longer than the backoff is honoured, up to 60 s,
- * with the same jitter: every agent hears the same value.
+ * PATCH or one 429 heals within 15 s; then 20 s, then 40 s for good (40-60 s with the jitter), so an
+ * outage costs a fleet about one try per node per 50 s, spread over 20 s, not every node every 10 s in
+ * the same second. A Retry-After longer than the backoff is honoured, up to 60 s, with the same jitter:
+ * every agent hears the same value.
  */
 export function resyncPolicy(resyncMs: number): BackoffPolicy {
   return { initialMs: resyncMs, maxMs: 4 * resyncMs, jitter: 0.5, flatFailures: 2, maxRetryAfterMs: 60_000 };
