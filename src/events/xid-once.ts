@@ -55,22 +55,14 @@ export class XidOnce {
   private readonly clock: Clock;
   private readonly windowMs: number;
   private readonly passed: Passed[] = [];
-  private readonly total: Counter<'code'>;
-  private readonly duplicates: Counter<'source'>;
+  private readonly registry: Registry;
+  /** Created with the first Xid: a node without GPUs exports no GPU series (docs/metrics.md). */
+  private metrics: XidMetrics | undefined;
 
   constructor(opts: XidOnceOptions) {
     this.clock = opts.clock;
+    this.registry = opts.registry;
     this.windowMs = opts.windowMs ?? XID_WINDOW_MS;
-    this.total = counter(opts.registry, {
-      name: 'npd_gpu_xid_total',
-      help: 'NVIDIA Xid occurrences, each counted once whichever source (kernel log, NVML) reported it first.',
-      labelNames: ['code'],
-    });
-    this.duplicates = counter(opts.registry, {
-      name: 'npd_gpu_xid_duplicates_total',
-      help: 'Xid events dropped because another source had already reported the same Xid of the same GPU.',
-      labelNames: ['source'],
-    });
   }
 
   /** The events to pass on: all but the Xid events another source already reported. */
@@ -91,14 +83,15 @@ export class XidOnce {
         p.occurrence.busId === o.busId &&
         Math.abs(p.at - event.timestamp) <= this.windowMs,
     );
+    this.metrics ??= xidMetrics(this.registry);
     if (twin) {
       twin.matched = true;
-      this.duplicates.inc({ source });
+      this.metrics.duplicates.inc({ source });
       return false;
     }
     this.passed.push({ source, occurrence: o, at: event.timestamp, seen: now, matched: false });
     if (this.passed.length > MAX_REMEMBERED) this.passed.shift();
-    this.total.inc({ code: xidCodeLabel(o.code) });
+    this.metrics.total.inc({ code: xidCodeLabel(o.code) });
     return true;
   }
 
@@ -108,6 +101,26 @@ export class XidOnce {
     while (stale < this.passed.length && (this.passed[stale] as Passed).seen + this.windowMs < now) stale++;
     if (stale > 0) this.passed.splice(0, stale);
   }
+}
+
+interface XidMetrics {
+  readonly total: Counter<'code'>;
+  readonly duplicates: Counter<'source'>;
+}
+
+function xidMetrics(registry: Registry): XidMetrics {
+  return {
+    total: counter(registry, {
+      name: 'npd_gpu_xid_total',
+      help: 'NVIDIA Xid occurrences, each counted once whichever source (kernel log, NVML) reported it first.',
+      labelNames: ['code'],
+    }),
+    duplicates: counter(registry, {
+      name: 'npd_gpu_xid_duplicates_total',
+      help: 'Xid events dropped because another source had already reported the same Xid of the same GPU.',
+      labelNames: ['source'],
+    }),
+  };
 }
 
 /** An events outlet that hands each batch to `outlets` without the Xid events XidOnce drops. */

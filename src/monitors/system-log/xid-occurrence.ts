@@ -58,26 +58,25 @@ export function parseGpuIdentity(
 export class XidOccurrences implements OccurrenceReader {
   private readonly source: string;
   private readonly text: QuotedText;
+  private readonly registry: Registry;
   private readonly uuids = new Map<string, string>();
-  private readonly unparsed: Counter<'source' | 'rule'>;
+  /** Created once the rules have a marked rule: a monitor without one exports no such series. */
+  private unparsed: Counter<'source' | 'rule'> | undefined;
   /** Whether the rules have a marked rule: only then are identity records looked for. */
   private marked = false;
 
   constructor(source: string, plugin: LogPlugin, registry: Registry) {
     this.source = source;
+    this.registry = registry;
     this.text = new QuotedText(quotedClassifier(plugin, false));
-    this.unparsed = counter(registry, {
-      name: 'npd_gpu_xid_unparsed_total',
-      help: 'Matches of a rule marked occurrence: xid whose Xid code and GPU could not be read; their events pass unmerged and uncounted by npd_gpu_xid_total.',
-      labelNames: ['source', 'rule'],
-    });
   }
 
   /** The monitor's rules, at start and after a reload: each marked rule's unparsed series starts at 0. */
   declare(rules: readonly LogRuleConfig[]): void {
     const marked = rules.filter((r) => r.occurrence === 'xid');
     this.marked = marked.length > 0;
-    for (const r of marked) this.unparsed.inc({ source: this.source, rule: r.reason }, 0);
+    if (this.marked) this.unparsed ??= unparsedCounter(this.registry);
+    for (const r of marked) this.unparsed?.inc({ source: this.source, rule: r.reason }, 0);
   }
 
   /** Learns the UUIDs the driver's identity records among `lines` name (no rule makes them an event). */
@@ -95,11 +94,19 @@ export class XidOccurrences implements OccurrenceReader {
     const line = lines[lines.length - 1];
     const xid = line && parseXid(this.text.trusted(line));
     if (!xid) {
-      this.unparsed.inc({ source: this.source, rule: rule.reason });
+      this.unparsed?.inc({ source: this.source, rule: rule.reason });
       return undefined;
     }
     const uuid = this.uuids.get(xid.busId);
     const occurrence: XidOccurrence = { kind: 'xid', ...xid, ...(uuid ? { uuid } : {}) };
     return uuid ? { occurrence, note: `uuid=${uuid}` } : { occurrence };
   }
+}
+
+function unparsedCounter(registry: Registry): Counter<'source' | 'rule'> {
+  return counter(registry, {
+    name: 'npd_gpu_xid_unparsed_total',
+    help: 'Matches of a rule marked occurrence: xid whose Xid code and GPU could not be read; their events pass unmerged and uncounted by npd_gpu_xid_total.',
+    labelNames: ['source', 'rule'],
+  });
 }

@@ -133,6 +133,16 @@ describe('XidOnce: one event per Xid occurrence', () => {
     assert.equal(await value(registry, 'npd_gpu_xid_total', { code: 'other' }), 1);
   });
 
+  it('creates its series with the first Xid: a node without GPUs exports none', () => {
+    const { registry, pass } = setup();
+    pass(KMSG, { severity: 'warn', timestamp: T0, reason: 'OOMKilling', message: 'oom' });
+    assert.equal(registry.getSingleMetric('npd_gpu_xid_total'), undefined);
+    assert.equal(registry.getSingleMetric('npd_gpu_xid_duplicates_total'), undefined);
+    pass(KMSG, xid(31, T0 + 1));
+    assert.ok(registry.getSingleMetric('npd_gpu_xid_total'));
+    assert.ok(registry.getSingleMetric('npd_gpu_xid_duplicates_total'));
+  });
+
   it('as an outlet: hands every outlet the batch without the dropped events', () => {
     const { clock, registry } = setup();
     const stage = new XidOnce({ clock, registry });
