@@ -27,7 +27,9 @@ function outagePipeline() {
   const clock = new FakeClock(T0);
   const registry = new Registry();
   let down = false;
-  const sink = new FakeSink((call) => (down ? new SinkError('connect ECONNREFUSED') : sink.echo(call)));
+  const sink: FakeSink = new FakeSink((call) =>
+    down ? new SinkError('connect ECONNREFUSED') : sink.echo(call),
+  );
   const pipeline = createEventPipeline({
     clock,
     registry,
