@@ -89,6 +89,10 @@ export class XidOccurrences implements OccurrenceReader {
     }
   }
 
+  /**
+   * The Xid a marked rule's match reports, and the note naming its GPU's UUID when known; a line whose
+   * start is no Xid report counts in npd_gpu_xid_unparsed_total, and its event passes without one.
+   */
   of(rule: LogRuleConfig, lines: readonly LogLine[]): NamedOccurrence | undefined {
     // The newest line is the one the rule matched (the Xid rules are single-line).
     const line = lines[lines.length - 1];
