@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { ConfigIssue } from '../../config/errors.ts';
 import { formatPath } from '../../config/errors.ts';
 import type { ConfigKind } from '../../config/load.ts';
-import { compileGoLayout } from '../../gocompat/time.ts';
 import {
   conditionFields,
   conditionType,
@@ -15,6 +14,7 @@ import {
   refuseReserved,
   toConfigIssues,
 } from '../../config/schema-kit.ts';
+import { compileGoLayout } from '../../gocompat/time.ts';
 import type { LogMonitorConfig } from '../../rules/config.ts';
 import { patternError } from '../../rules/pattern.ts';
 import { re2Pattern } from '../../rules/schema.ts';
