@@ -9,8 +9,9 @@ import type { Gpu, GpuCheck, GpuFinding } from '../check.ts';
  * NOT_SUPPORTED or, through the binding, FUNCTION_NOT_FOUND: all three are "no fabric", no finding.
  * The Fabric Manager walks each GPU through NOT_STARTED, IN_PROGRESS and COMPLETED (NVIDIA/NVSentinel
  * issue #883, where FM was down for 20 days unnoticed); `status` means something only once COMPLETED
- * (nvml.h: "Must be checked only if state returns complete"). Reasons: the EKS agent's NvidiaFabricError
- * (aws/eks-node-monitoring-agent pkg/reasons, fatal; it decodes the same health mask).
+ * (nvml.h: "Must be checked only if state returns complete"). Fatal findings take the EKS agent's
+ * NvidiaFabricError (aws/eks-node-monitoring-agent pkg/reasons, fatal; it decodes the same health mask);
+ * warnings are NvidiaFabricDegraded, ours.
  */
 
 /** nvmlGpuFabricState_t. */
@@ -137,8 +138,13 @@ export function decodeHealthMask(mask: number): { faults: string[]; all: string[
   return { faults, all };
 }
 
+/** The EKS agent's name for the fatal findings; the warnings get their own, so a reason has one severity. */
+export const FABRIC_ERROR = 'NvidiaFabricError';
+export const FABRIC_DEGRADED = 'NvidiaFabricDegraded';
+
 function finding(gpu: Gpu, severity: GpuFinding['severity'], message: string): GpuFinding {
-  return { check: 'fabric', severity, reason: 'NvidiaFabricError', message, gpu };
+  const reason = severity === 'fatal' ? FABRIC_ERROR : FABRIC_DEGRADED;
+  return { check: 'fabric', severity, reason, message, gpu };
 }
 
 function stateName(state: number): string {

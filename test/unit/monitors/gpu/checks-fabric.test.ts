@@ -68,7 +68,7 @@ describe('GPU check fabric: registration', () => {
 describe('GPU check fabric: health', () => {
   it('summary unhealthy is fatal; limited capacity is a warning', () => {
     assert.deepEqual(judged(poll(info({ healthSummary: 2 }))), [['fatal', 'NvidiaFabricError']]);
-    assert.deepEqual(judged(poll(info({ healthSummary: 3 }))), [['warning', 'NvidiaFabricError']]);
+    assert.deepEqual(judged(poll(info({ healthSummary: 3 }))), [['warning', 'NvidiaFabricDegraded']]);
   });
 
   it('mask 0x80 (access timeout recovery FALSE) and an all-FALSE mask are healthy: a non-zero mask is no fault', () => {
@@ -79,7 +79,7 @@ describe('GPU check fabric: health', () => {
 
   it('bandwidth degraded TRUE and route unhealthy TRUE are warnings naming the mask', () => {
     const degraded = poll(info({ healthMask: (ALL_FALSE & ~0x3) | 0x1 }));
-    assert.deepEqual(judged(degraded), [['warning', 'NvidiaFabricError']]);
+    assert.deepEqual(judged(degraded), [['warning', 'NvidiaFabricDegraded']]);
     assert.ok(degraded.findings[0]?.message.includes('bandwidth degraded'));
     const route = poll(info({ healthMask: (ALL_FALSE & ~(0x3 << 4)) | (0x1 << 4) }));
     assert.ok(route.findings[0]?.message.includes('route unhealthy (health mask 0x1'));
