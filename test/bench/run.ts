@@ -8,6 +8,10 @@
  *   idle   idle bundle, start-up, RSS breakdown and V8 flags: --seconds=60 --sweep=0 (skip breakdown and flags)
  *   storm  event storm against a real kube-apiserver: --lines=10000 --seconds=10
  *   scale  many node identities in one process against a real kube-apiserver: --nodes=200
+ *   fleet  issue 41's fleet: node identities with the DaemonSet's identity in worker processes beside a
+ *          Lease-renewing neighbour, through a rollout, steady state, a correlated failure, an outage and
+ *          throttling: --nodes=1000 --workers=2 --heartbeat=300 --rollout=60 --steady=300 --outage=120
+ *          --throttle=120 (about 20 minutes at 1,000; not in `all`)
  *   process  CPU per scrape of the process_* metrics: --scrapes=2000
  *   vs-npd this agent beside the real NPD v1.36.0 (test/tools/npd/build.sh builds it into .cache once) on
  *          the same /dev/kmsg with NPD's kernel-monitor.json: --rates=5000,20000,40000 --seconds=20
@@ -18,10 +22,13 @@
  *          --storm-seconds=10 --memory-mib=80 (root; builds the image; floods /dev/kmsg under its lock)
  *   node   the agent pod under a real kubelet and containerd with deploy/base's limits, through a flood and
  *          an event storm: --rate=40000 --seconds=60 --storm-lines=200 (root; floods /dev/kmsg under its lock)
+ *   gpu    the NVML monitor with 8 fake GPUs (test/support/fake-nvml): CPU per poll in process, and the built
+ *          agent's idle CPU and memory with no library, 8 GPUs, 8 GPUs polled every second: --polls=2000
+ *          --seconds=30 --gpus=8
  *   deps   each hand-written protocol client (D-Bus, CRI gRPC, protobuf, OTLP, Kubernetes) against the maintained
  *          library: load RSS and time, bundle and install size, wire cross-check: --runs=7 --dir=DIR (installs
  *          the libraries from the npm registry into DIR or a temporary directory; not in `all`)
- *   all    every one of the above but deps, in that order
+ *   all    every one of the above but deps and fleet, in that order
  *
  * kmsg, storm, vs-npd and container flood the kernel log: they run under `flock /tmp/kmsg-bench.lock`, taken here
  * unless a parent process already holds it.
@@ -30,6 +37,9 @@ import { rerunUnderLock } from './bench-lock.ts';
 import { buildBundle } from './built-agent.ts';
 import { containerBench } from './container.bench.ts';
 import { depsBench } from './deps.bench.ts';
+import { fleetBench } from './fleet.bench.ts';
+import type { FleetBenchOptions } from './fleet-window.ts';
+import { gpuBench } from './gpu.bench.ts';
 import { idleBench } from './idle.bench.ts';
 import { kmsgFlood } from './kmsg-flood.bench.ts';
 import { journalAndFilelogRuleSets } from './log-rules.bench.ts';
@@ -57,9 +67,10 @@ const BENCHES = [
   'vs-npd',
   'container',
   'node',
+  'gpu',
 ] as const;
 /** Benches run only when named: they need what CI does not have (the npm registry). */
-const ON_REQUEST: readonly string[] = ['deps'];
+const ON_REQUEST: readonly string[] = ['deps', 'fleet'];
 /** The benches that write to /dev/kmsg at a high rate. */
 const FLOODS: readonly string[] = ['kmsg', 'storm', 'vs-npd', 'container', 'node'];
 
@@ -136,6 +147,18 @@ function vsNpdOptions(opts: Map<string, string>): VsNpdOptions {
   };
 }
 
+function fleetOptions(opt: (k: string, def: number) => number): FleetBenchOptions {
+  return {
+    nodes: opt('nodes', 1000),
+    workers: opt('workers', 2),
+    heartbeatSeconds: opt('heartbeat', 300),
+    rolloutSeconds: opt('rollout', 60),
+    steadySeconds: opt('steady', 300),
+    outageSeconds: opt('outage', 120),
+    throttleSeconds: opt('throttle', 120),
+  };
+}
+
 async function main(): Promise<void> {
   const { names, opts } = parseArgs(process.argv.slice(2));
   const known = [...BENCHES, ...ON_REQUEST];
@@ -148,7 +171,7 @@ async function main(): Promise<void> {
   }
   const opt = (k: string, def: number) => Number(opts.get(k) ?? def);
   const nodeFlags = (opts.get('node-flags') ?? '').split(',').filter(Boolean);
-  if (names.some((n) => !['rules', 'scale', 'process', 'container', 'node', 'deps'].includes(n)))
+  if (names.some((n) => !['rules', 'scale', 'process', 'container', 'node', 'deps', 'fleet'].includes(n)))
     buildBundle();
   for (const name of names) {
     console.log(`\n# ${name} (${new Date().toISOString()}, node ${process.version}, ${loadNote()})`);
@@ -165,7 +188,10 @@ async function main(): Promise<void> {
     if (name === 'storm') await stormBench({ lines: opt('lines', 10_000), seconds: opt('seconds', 10) });
     if (name === 'scale')
       await scaleBench({ nodes: opt('nodes', 200), heartbeatSeconds: opt('heartbeat', 10) });
+    if (name === 'fleet') await fleetBench(fleetOptions(opt));
     if (name === 'process') await processMetricsBench({ scrapes: opt('scrapes', 2000) });
+    if (name === 'gpu')
+      await gpuBench({ polls: opt('polls', 2000), seconds: opt('seconds', 30), gpus: opt('gpus', 8) });
     if (name === 'deps') await depsBench({ runs: opt('runs', 7), dir: opts.get('dir') });
     if (name === 'vs-npd') await vsNpdBench(vsNpdOptions(opts));
     if (name === 'container')

@@ -54,9 +54,11 @@ export class Neighbour {
   private readonly child: ChildProcess;
   private next = 1;
   private readonly waiting = new Map<number, (v: unknown) => void>();
-  private uidNames = new Map<string, string>();
+  private readonly uidNames = new Map<string, string>();
+  private readonly cp: ControlPlane;
 
-  private constructor() {
+  private constructor(cp: ControlPlane) {
+    this.cp = cp;
     this.child = fork(WORKER, [], {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -83,18 +85,23 @@ export class Neighbour {
       name,
       token: await staticToken(cp, `system:node:${name}`),
     }));
-    const n = new Neighbour();
-    const fs = (await cp.request('GET', '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas')).json as {
-      items: { metadata: { name: string; uid: string } }[];
-    };
-    n.uidNames = new Map(fs.items.map((i) => [i.metadata.uid, i.metadata.name]));
+    const n = new Neighbour(cp);
     await n.send({ cmd: 'start', url: cp.url, periodMs, leases });
     return n;
   }
 
+  /** The renewals started within [from, to); FlowSchemas by name (read now: the API server may be down). */
   async stats(from: number, to: number): Promise<LeaseStats> {
     const s = (await this.send({ cmd: 'stats', from, to })) as LeaseStats;
-    return { ...s, flowSchemas: s.flowSchemas.map((u) => this.uidNames.get(u) ?? u) };
+    try {
+      const fs = (await this.cp.request('GET', '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas')).json as {
+        items: { metadata: { name: string; uid: string } }[];
+      };
+      for (const i of fs.items) this.uidNames.set(i.metadata.uid, i.metadata.name);
+    } catch {
+      // named by uid
+    }
+    return { ...s, flowSchemas: s.flowSchemas.filter(Boolean).map((u) => this.uidNames.get(u) ?? u) };
   }
 
   async stop(): Promise<void> {
