@@ -5,8 +5,11 @@
  *   gpu-probe.mjs  probe.ts bundled: every NVML check's answer per GPU, through the agent's own binding
  *   node_modules/  the native addons both bundles leave external: koffi (its linux-x64 build) and re2
  *                  (its addon without debug symbols: 23 MiB become about 3)
- * About 8 MiB in all. Run by run.ts wherever node_modules is present, so the kit is always the checked-out
- * code; on the GPU machine run.ts uses the kit it was given (the device tool's `carry: [".cache/gpu-kit"]`).
+ *   node.xz        with --with-node only: this Node binary, xz-compressed (about 30 MiB), for a GPU machine
+ *                  without Node 24; device.sh unpacks it with Python's lzma. Kept when the kit is rebuilt.
+ * About 7 MiB without node.xz. Run by run.ts wherever node_modules is present, so the kit is always the
+ * checked-out code; on the GPU machine run.ts uses the kit it was given (the device tool's
+ * `carry: [".cache/gpu-kit"]`).
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -57,8 +60,13 @@ async function bundleProbe(): Promise<void> {
   });
 }
 
-export async function buildKit(): Promise<void> {
-  rmSync(KIT, { recursive: true, force: true });
+/** This node, xz-compressed with one thread (about 40 s of CPU): Python's lzma can unpack it anywhere. */
+function packNode(): void {
+  execFileSync('sh', ['-c', 'xz -6 -T1 -c "$0" > "$1"', process.execPath, join(KIT, 'node.xz')]);
+}
+
+export async function buildKit(withNode: boolean): Promise<void> {
+  rmSync(join(KIT, 'node_modules'), { recursive: true, force: true });
   mkdirSync(KIT, { recursive: true });
   execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'test', 'tools', 'build.ts')], {
     cwd: REPO,
@@ -68,6 +76,7 @@ export async function buildKit(): Promise<void> {
   await bundleProbe();
   copyModules();
   if (!existsSync(join(KIT, 'gpu-probe.mjs'))) throw new Error(`${KIT}/gpu-probe.mjs was not built`);
+  if (withNode) packNode();
 }
 
-if (import.meta.main) await buildKit();
+if (import.meta.main) await buildKit(process.argv.includes('--with-node'));
