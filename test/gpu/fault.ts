@@ -20,13 +20,16 @@ export interface FaultOutcome {
 const SCRIPT = join(import.meta.dirname, 'xid-fault.py');
 
 function parseOutcome(xid: number, startedAt: number, stdout: string, why: string): FaultOutcome {
-  const last = stdout.trim().split('\n').pop() ?? '';
-  try {
-    const o = JSON.parse(last) as Omit<FaultOutcome, 'startedAt'>;
-    return { ...o, startedAt };
-  } catch {
-    return { xid, way: null, error: null, pid: null, startedAt, unavailable: [why] };
+  // The outcome line, wherever it is: a CUDA library may print on exit after it (a dead context's cleanup).
+  for (const line of stdout.trim().split('\n').reverse()) {
+    try {
+      const o = JSON.parse(line) as Omit<FaultOutcome, 'startedAt'>;
+      if (o.xid === xid) return { ...o, startedAt };
+    } catch {
+      // not the outcome line
+    }
   }
+  return { xid, way: null, error: null, pid: null, startedAt, unavailable: [why] };
 }
 
 /**
