@@ -181,6 +181,7 @@ function configFiles(o: Options, rulesDir: string): ConfigFile[] {
     ...o.customPluginMonitors.map((file) => ({ file, kind: 'custom-plugin-monitor' })),
     ...o.systemStatsMonitors.map((file) => ({ file, kind: 'system-stats-monitor' })),
     ...o.probeMonitors.map((file) => ({ file, kind: 'probe-monitor' })),
+    ...o.gpuMonitors.map((file) => ({ file, kind: 'gpu-monitor' })),
   ];
   if (flagged.length > 0) return flagged;
   return DEFAULT_RULES.map((name) => ({ file: join(rulesDir, name) }));

@@ -20,6 +20,7 @@ export interface Options extends EventSinkOptions, ConditionOptions, Diagnostics
   readonly customPluginMonitors: readonly string[];
   readonly systemStatsMonitors: readonly string[];
   readonly probeMonitors: readonly string[];
+  readonly gpuMonitors: readonly string[];
   readonly enableK8sExporter: boolean;
   readonly apiserverOverride: string;
   readonly kubeconfig: string;
@@ -60,6 +61,7 @@ export const FLAGS: readonly FlagSpec[] = [
   L('config.custom-plugin-monitor', 'Custom plugin monitor config files, comma separated'),
   L('config.system-stats-monitor', 'System stats monitor config files, comma separated'),
   L('config.probe-monitor', 'Built-in probe monitor config files (no host binaries needed), comma separated'),
+  L('config.gpu-monitor', 'NVIDIA GPU health from NVML (plugin nvml) config files, comma separated'),
   L('system-log-monitors', 'Deprecated alias of --config.system-log-monitor'),
   L('custom-plugin-monitors', 'Deprecated alias of --config.custom-plugin-monitor'),
   B('enable-k8s-exporter', 'Report conditions and events to the API server', true),
@@ -209,7 +211,7 @@ function logFormat(f: FlagReader): LogFormat | undefined {
 
 type MonitorOptions = Pick<
   Options,
-  'systemLogMonitors' | 'customPluginMonitors' | 'systemStatsMonitors' | 'probeMonitors'
+  'systemLogMonitors' | 'customPluginMonitors' | 'systemStatsMonitors' | 'probeMonitors' | 'gpuMonitors'
 >;
 
 function monitorOptions(f: FlagReader): MonitorOptions {
@@ -228,6 +230,7 @@ function monitorOptions(f: FlagReader): MonitorOptions {
     ),
     systemStatsMonitors: f.list('config.system-stats-monitor'),
     probeMonitors: f.list('config.probe-monitor'),
+    gpuMonitors: f.list('config.gpu-monitor'),
   };
 }
 

@@ -1,4 +1,7 @@
+import { nvmlLoader } from '../host/nvml/binding.ts';
 import { customPluginMonitorType } from '../monitors/custom-plugin/monitor.ts';
+import { GPU_CHECKS } from '../monitors/gpu/checks/index.ts';
+import { gpuMonitorType } from '../monitors/gpu/monitor.ts';
 import type { MonitorType } from '../monitors/monitor.ts';
 import { probeMonitorType } from '../monitors/probe/monitor.ts';
 import { type LogSourceFactories, systemLogMonitorType } from '../monitors/system-log/type.ts';
@@ -23,5 +26,6 @@ export function monitorTypes(): readonly MonitorType[] {
     customPluginMonitorType as MonitorType,
     probeMonitorType as MonitorType,
     systemStatsMonitorType as MonitorType,
+    gpuMonitorType((library) => nvmlLoader(library), GPU_CHECKS) as MonitorType,
   ];
 }

@@ -9,9 +9,10 @@
 
 /**
  * The input a problem came from: NPD's log plugins, a built-in probe, a custom plugin script, or the
- * previous boot's crash dump in pstore (the previous boot's journal is `journald`).
+ * previous boot's crash dump in pstore (the previous boot's journal is `journald`), or the NVIDIA driver's
+ * answers through NVML (the GPU monitor: no user program can write them).
  */
-export type EvidencePlugin = 'kmsg' | 'journald' | 'filelog' | 'probe' | 'custom' | 'pstore';
+export type EvidencePlugin = 'kmsg' | 'journald' | 'filelog' | 'probe' | 'custom' | 'pstore' | 'nvml';
 
 /**
  * - `kernel`: kernel log text outside the spans the kernel quotes from user space (docs/rules.md);

@@ -65,7 +65,7 @@ export function pollCost(gpus: number, polls: number): PollCost {
     if (loaded instanceof Error) throw loaded;
     const start = startNvml(loaded, gpus);
     if (start.kind !== 'ready') throw new Error(`fake NVML did not start: ${JSON.stringify(start)}`);
-    const { config } = validateGpuMonitor({ plugin: 'nvml' }, 'bench');
+    const { config } = validateGpuMonitor({ plugin: 'nvml' }, 'bench', GPU_CHECKS);
     if (!config) throw new Error('the default NVML config did not validate');
     const checks = GPU_CHECKS.filter((c) => config.checks[c.name]?.enabled).map((check) => ({
       check,

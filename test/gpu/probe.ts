@@ -30,7 +30,11 @@ function toSlot(s: Slot): ProbeSlot {
 }
 
 function probe(configFile: string, root: string): ProbeReport {
-  const { config, issues } = validateGpuMonitor(parse(readFileSync(configFile, 'utf8')), configFile);
+  const { config, issues } = validateGpuMonitor(
+    parse(readFileSync(configFile, 'utf8')),
+    configFile,
+    GPU_CHECKS,
+  );
   if (!config) return { state: 'failed', why: issues.map((i) => `${i.path}: ${i.message}`).join('; ') };
   const paths = hostPaths(root);
   const nvml = nvmlLoader(config.library)();

@@ -1,4 +1,6 @@
+import type { z } from 'zod';
 import type { DeviceHandle, Nvml, NvmlError } from '../../host/nvml/api.ts';
+import type { HostPaths } from '../../host/paths.ts';
 
 /**
  * One GPU as the monitor found it at start (or after NVML came back): NVML's index and handle and the
@@ -46,12 +48,24 @@ export interface CheckContext<O> {
   readonly nvml: Nvml;
   readonly options: O;
   readonly now: number;
+  /** The host's /sys and /proc (--host-root), for checks that compare NVML with the PCI bus. */
+  readonly paths?: HostPaths;
 }
 
 /** A GPU health check: one per file under checks/, registered in checks/index.ts. */
 export interface GpuCheck<O = unknown, S = unknown> {
   /** The config key (`checks.<name>`) and the `check` label of the metrics. */
   readonly name: string;
+  /**
+   * The options of `checks.<name>` besides `enabled`, each defaulted with its source cited; absent: the
+   * check takes none. The config schema (schema.ts) validates them, naming the file and the field.
+   */
+  readonly options?: z.ZodType<O>;
+  /**
+   * The reasons its findings use, so the subsystem conditions classify them (fatal: GPUUnhealthy's
+   * reasons; warning: the events'). A reason left out still reports, unclassified.
+   */
+  readonly reasons?: { readonly fatal?: readonly string[]; readonly warning?: readonly string[] };
   /** Per GPU, or once for the node (the device count). */
   readonly scope: 'gpu' | 'node';
   /** Fresh per-GPU (or per-node) memory. */

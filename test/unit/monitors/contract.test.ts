@@ -44,6 +44,8 @@ const CONFIGS: Readonly<Record<string, string>> = {
     rules: [{ type: 'permanent', condition: 'ContractPlugin', reason: 'Bad', path: '/bin/true' }],
   }),
   'probe.yaml': 'plugin: probe\nsource: contract-probe\nprobes: [{kind: fd, percent: 80}]\n',
+  // No NVML library here (as on a node without NVIDIA's driver): the GPU monitor waits, with no condition.
+  'gpu.yaml': `plugin: nvml\nsource: contract-gpu\nlibrary: ${join(root, 'no-libnvidia-ml.so.1')}\n`,
   'system-stats.json': JSON.stringify({
     host: { metricsConfigs: { 'host/uptime': { displayName: 'host/uptime' } } },
   }),

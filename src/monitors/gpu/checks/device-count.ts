@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { NvmlError } from '../../../host/nvml/api.ts';
+import type { GpuCheck } from '../check.ts';
+import { nvidiaGpusOnBus } from '../pci-bus.ts';
+import { unanswered } from './ecc.ts';
+
+/** The EKS node monitoring agent's fatal reason (pkg/reasons/reasons.yaml). */
+export const DEVICE_COUNT_MISMATCH = 'NvidiaDeviceCountMismatch';
+
+/** `expectedCount`: the GPUs the node must have; the config's top-level `expectedCount` fills it. */
+export const deviceCountOptions = z.strictObject({
+  expectedCount: z.number().int().min(1).optional(),
+});
+export type DeviceCountOptions = z.infer<typeof deviceCountOptions>;
+
+/**
+ * NVML's GPU count against the NVIDIA display/3D controllers the kernel enumerated on the PCI bus, and
+ * against the expected count when one is configured. Fewer in NVML than on the bus means a GPU fell off
+ * the bus or failed to initialise (EKS compares DCGM's count with /dev/nvidia[0-9]* and its instance-type
+ * table: monitors/nvidia/dcgm_devices.go; AKS's GPUMissing compares nvidia-smi with the SKU's count).
+ * More on the bus than NVML sees is a fault; more in NVML than on the bus is not judged (a /sys that is
+ * not the host's). Without a readable /sys/bus/pci the bus comparison is skipped, not failed.
+ */
+export const deviceCountCheck: GpuCheck<DeviceCountOptions, null> = {
+  name: 'device-count',
+  scope: 'node',
+  options: deviceCountOptions,
+  reasons: { fatal: [DEVICE_COUNT_MISMATCH] },
+  initialState: () => null,
+  run(ctx) {
+    const count = ctx.nvml.deviceCount();
+    if (count instanceof NvmlError) return unanswered(count);
+    const bus = ctx.paths ? nvidiaGpusOnBus(ctx.paths.sys) : undefined;
+    const problems: string[] = [];
+    if (bus && bus.length > count) {
+      problems.push(`the PCI bus shows ${bus.length} NVIDIA GPUs (${bus.join(', ')}) and NVML sees ${count}`);
+    }
+    const expected = ctx.options.expectedCount;
+    if (expected !== undefined && count !== expected)
+      problems.push(`NVML sees ${count} GPUs, ${expected} expected`);
+    if (problems.length === 0) return { findings: [] };
+    const message = `${problems.join('; ')}: a GPU fell off the bus or failed to initialise`;
+    return {
+      findings: [{ check: 'device-count', severity: 'fatal', reason: DEVICE_COUNT_MISMATCH, message }],
+    };
+  },
+};

@@ -1,0 +1,11 @@
+import type { GpuCheck } from '../check.ts';
+import { deviceCountCheck } from './device-count.ts';
+import { eccCheck } from './ecc.ts';
+import { retiredPagesCheck } from './retired-pages.ts';
+import { rowRemapCheck } from './row-remap.ts';
+
+/**
+ * Every polled GPU check, in the order the monitor runs them and names their findings (the first fatal
+ * finding's reason is GPUUnhealthy's). One check per file; add a new one here.
+ */
+export const GPU_CHECKS: readonly GpuCheck[] = [deviceCountCheck, eccCheck, rowRemapCheck, retiredPagesCheck];
