@@ -4,7 +4,9 @@
 #   the ConfigMap the DaemonSet mounts at /config) and -> the Helm chart's files/rules/;
 # - deploy/base/config/*.yaml -> the chart's files/config/;
 # - deploy/components/metrics/prometheusrule.yaml and dashboard/*.json -> the chart's files/metrics/;
-# - deploy/components/diagnostics/crd.yaml -> the chart's files/diagnostics/.
+# - deploy/components/diagnostics/crd.yaml -> the chart's files/diagnostics/;
+# - the gpu host-path variants' NVML configs (deploy/components/gpu-{gke,operator}/gpu-nvml-*.yaml)
+#   -> the chart's files/gpu/.
 # kustomize and Helm cannot read files outside their roots, hence the copies. Run it after any change
 # in those sources; test/deploy/manifests-config.test.ts and test/helm/agreement.test.ts fail while
 # the copies differ.
@@ -65,8 +67,10 @@ mirror "$repo/rules" '*.yaml' "$chart/rules"
 mirror "$repo/deploy/base/config" '*.yaml' "$chart/config"
 mkdir -p "$chart/metrics"
 mkdir -p "$chart/diagnostics"
+mkdir -p "$chart/gpu"
 for pair in "components/metrics/prometheusrule.yaml:metrics" "components/metrics/dashboard/node-problem-detector.json:metrics" \
-  "components/diagnostics/crd.yaml:diagnostics"; do
+  "components/diagnostics/crd.yaml:diagnostics" "components/gpu-gke/gpu-nvml-gke.yaml:gpu" \
+  "components/gpu-operator/gpu-nvml-gpu-operator.yaml:gpu"; do
   f="$repo/deploy/${pair%%:*}" dst="$chart/${pair##*:}"
   if [ $check -eq 1 ]; then
     cmp -s "$f" "$dst/$(basename "$f")" || { echo "stale: chart files/${pair##*:}/$(basename "$f")" >&2; stale=1; }

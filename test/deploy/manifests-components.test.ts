@@ -1,4 +1,5 @@
-// Client-side checks of the opt-in monitor components (deploy/components/{journald,node-probes,gpu}):
+// Client-side checks of the opt-in monitor components (deploy/components/{journald,node-probes,gpu}; the gpu
+// variants: manifests-gpu.test.ts):
 // each renders over deploy/base, adds exactly its monitor configs to the args (parsed with the agent's
 // flag parser, which appends a repeated list flag as NPD does), and those files are in the mounted
 // ConfigMap. server-dry-run.test.ts has the API server accept each; test/container runs gpu in the image.
@@ -20,10 +21,11 @@ import {
 
 const NODE = { 'spec.nodeName': 'n1', 'status.hostIP': '10.0.0.5' };
 
-function monitors(docs: Doc[]): { systemLog: string[]; probe: string[] } {
+function monitors(docs: Doc[]): { systemLog: string[]; probe: string[]; gpu: string[] } {
   const parsed = parseOptions(kubeletArgs(agentContainer(one(docs, 'DaemonSet')), NODE), {}, 'host');
   assert.deepEqual(parsed.errors, []);
-  return { systemLog: [...parsed.options.systemLogMonitors], probe: [...parsed.options.probeMonitors] };
+  const o = parsed.options;
+  return { systemLog: [...o.systemLogMonitors], probe: [...o.probeMonitors], gpu: [...o.gpuMonitors] };
 }
 
 function assertInConfigMap(docs: Doc[], files: readonly string[]): void {
@@ -32,11 +34,11 @@ function assertInConfigMap(docs: Doc[], files: readonly string[]): void {
 }
 
 describe('deploy/components: monitor components', { skip }, () => {
-  const base = skip ? { systemLog: [], probe: [] } : monitors(renderBase());
+  const base = skip ? { systemLog: [], probe: [], gpu: [] } : monitors(renderBase());
 
-  const cases: [string, { systemLog?: string[]; probe?: string[] }][] = [
+  const cases: [string, { systemLog?: string[]; probe?: string[]; gpu?: string[] }][] = [
     ['journald', { systemLog: ['/config/containerd.yaml', '/config/systemd.yaml', '/config/kubelet.yaml'] }],
-    ['gpu', { systemLog: ['/config/gpu.yaml'] }],
+    ['gpu', { systemLog: ['/config/gpu.yaml'], gpu: ['/config/gpu-nvml.yaml'] }],
     ['node-probes', { probe: ['/config/probes-node.yaml'] }],
   ];
   for (const [name, added] of cases) {
@@ -45,7 +47,8 @@ describe('deploy/components: monitor components', { skip }, () => {
       const got = monitors(docs);
       assert.deepEqual(got.systemLog, [...base.systemLog, ...(added.systemLog ?? [])]);
       assert.deepEqual(got.probe, [...base.probe, ...(added.probe ?? [])]);
-      assertInConfigMap(docs, [...got.systemLog, ...got.probe]);
+      assert.deepEqual(got.gpu, [...base.gpu, ...(added.gpu ?? [])]);
+      assertInConfigMap(docs, [...got.systemLog, ...got.probe, ...got.gpu]);
     });
   }
 
@@ -106,5 +109,6 @@ describe('deploy/components: monitor components', { skip }, () => {
     assert.equal(new Set(got.systemLog).size, got.systemLog.length, 'no config twice');
     assert.equal(got.systemLog.length, base.systemLog.length + 4);
     assert.equal(got.probe.length, base.probe.length + 1);
+    assert.deepEqual(got.gpu, ['/config/gpu-nvml.yaml']);
   });
 });

@@ -1,6 +1,6 @@
 // Server-side validation of the rendered manifests: `kubectl apply --dry-run=server --validate=strict`
 // against a real kube-apiserver + etcd (test/e2e/harness/controlplane.ts), for deploy/base, the example
-// overlay and every component (taint, journald, node-probes, gpu, diagnostics). The API server runs
+// overlay and every component (taint, journald, node-probes, gpu and its variants, diagnostics). The API server runs
 // defaulting, schema validation (unknown fields are errors), admission and RBAC escalation checks, then
 // discards the objects.
 //
@@ -60,6 +60,9 @@ describe('server-side dry run against a real kube-apiserver', { skip: avail.skip
     ['journald'],
     ['node-probes'],
     ['gpu'],
+    ['gpu-runtime-class'],
+    ['gpu-gke'],
+    ['gpu-operator'],
     ['pstore'],
     ['flow-control'],
     ['journald', 'node-probes', 'gpu'],

@@ -121,6 +121,18 @@ describe('the Helm chart renders what kustomize renders', { skip: skip || kubect
     });
   }
 
+  // The gpu component's variants against the gpu values that pick them (docs/install.md, GPU nodes).
+  for (const [component, gpu] of [
+    ['gpu-runtime-class', { runtimeClassName: 'nvidia' }],
+    ['gpu-gke', { driverRoot: '/home/kubernetes/bin/nvidia' }],
+    ['gpu-operator', { driverRoot: '/run/nvidia/driver' }],
+  ] as const) {
+    test(`gpu ${JSON.stringify(gpu)} = deploy/base + component ${component}`, async () => {
+      const chart = await helmTemplate(tools!, { gpu: { enabled: true, ...gpu } });
+      assertSameObjects(chart, kustomizeWith([component]));
+    });
+  }
+
   test('control: a changed value is caught (the comparison is not blind)', async () => {
     const chart = await helmTemplate(tools!, { updateStrategy: { rollingUpdate: { maxUnavailable: 2 } } });
     assert.throws(() => assertSameObjects(chart, renderBase()), /DaemonSet\/node-problem-detector differs/);

@@ -117,6 +117,7 @@ describe('helm lint and template', { skip }, () => {
       '--config.system-log-monitor=/config/containerd.yaml,/config/systemd.yaml,/config/kubelet.yaml',
       '--config.probe-monitor=/config/probes-node.yaml',
       '--config.system-log-monitor=/config/gpu.yaml',
+      '--config.gpu-monitor=/config/gpu-nvml.yaml',
     ]) {
       assert.ok(a.includes(arg), `${arg} in ${a.join(' ')}`);
     }

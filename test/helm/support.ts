@@ -153,6 +153,10 @@ export const VALUE_SETS: Record<string, object> = {
     nodeProbes: { enabled: true },
     gpu: { enabled: true },
   },
+  'gpu: GKE driver folder': { gpu: { enabled: true, driverRoot: '/home/kubernetes/bin/nvidia' } },
+  'gpu: runtime class, GPU Operator driver root': {
+    gpu: { enabled: true, runtimeClassName: 'nvidia', driverRoot: '/run/nvidia/driver' },
+  },
   'custom monitors, extras': {
     monitors: {
       systemLog: ['kernel.yaml', 'hardware.yaml', 'my-filelog.json'],

@@ -85,6 +85,11 @@ through the agent's config reload. Call with (list $ "suffix" $data).
 {{- range $path, $bytes := .Files.Glob "files/config/*.yaml" }}
 {{- $_ := set $data (base $path) ($.Files.Get $path) }}
 {{- end }}
+{{- /* A gpu host-path variant's NVML config (files/gpu, synced from its component; _gpu.tpl). */}}
+{{- if and .Values.gpu.enabled (include "npd.gpuDriver" .) }}
+{{- $file := include "npd.gpuNvmlFile" . }}
+{{- $_ := set $data $file ($.Files.Get (printf "files/gpu/%s" $file)) }}
+{{- end }}
 {{- range $file, $body := .Values.customMonitors }}
 {{- if or (hasKey $data $file) ($.Files.Get (printf "files/rules/%s" $file)) }}
 {{- fail (printf "customMonitors.%s: a shipped file in /config has that name; choose another" $file) }}
