@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type FabricInfo, NVML, NvmlError } from '../../../host/nvml/api.ts';
 import type { Gpu, GpuCheck, GpuFinding } from '../check.ts';
+import { describeGpu } from '../identity.ts';
 
 /**
  * The GPU's registration with the NVLink fabric on NVSwitch systems, from nvmlDeviceGetGpuFabricInfoV
@@ -13,6 +14,10 @@ import type { Gpu, GpuCheck, GpuFinding } from '../check.ts';
  * NvidiaFabricError (aws/eks-node-monitoring-agent pkg/reasons, fatal; it decodes the same health mask);
  * warnings are NvidiaFabricDegraded, ours.
  */
+
+/** The EKS agent's name for the fatal findings; the warnings get their own, so a reason has one severity. */
+export const FABRIC_ERROR = 'NvidiaFabricError';
+export const FABRIC_DEGRADED = 'NvidiaFabricDegraded';
 
 /** nvmlGpuFabricState_t. */
 const STATE = { NOT_SUPPORTED: 0, NOT_STARTED: 1, IN_PROGRESS: 2, COMPLETED: 3 } as const;
@@ -61,6 +66,8 @@ export interface FabricState {
 export const fabricCheck: GpuCheck<FabricOptions, FabricState> = {
   name: 'fabric',
   scope: 'gpu',
+  options: fabricOptions,
+  reasons: { fatal: [FABRIC_ERROR], warning: [FABRIC_DEGRADED] },
   initialState: () => ({}),
   run(ctx, gpu, state) {
     if (gpu === undefined) return { findings: [] };
@@ -138,10 +145,6 @@ export function decodeHealthMask(mask: number): { faults: string[]; all: string[
   return { faults, all };
 }
 
-/** The EKS agent's name for the fatal findings; the warnings get their own, so a reason has one severity. */
-export const FABRIC_ERROR = 'NvidiaFabricError';
-export const FABRIC_DEGRADED = 'NvidiaFabricDegraded';
-
 function finding(gpu: Gpu, severity: GpuFinding['severity'], message: string): GpuFinding {
   const reason = severity === 'fatal' ? FABRIC_ERROR : FABRIC_DEGRADED;
   return { check: 'fabric', severity, reason, message, gpu };
@@ -153,8 +156,4 @@ function stateName(state: number): string {
 
 function hex(n: number): string {
   return `0x${n.toString(16)}`;
-}
-
-function describeGpu(gpu: Gpu): string {
-  return `GPU ${gpu.index} (${gpu.busId}, ${gpu.uuid})`;
 }

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { NVML, NvmlError } from '../../../host/nvml/api.ts';
 import type { GpuCheck } from '../check.ts';
+import { describeGpu } from '../identity.ts';
 
 /**
  * The InfoROM (the board's small non-volatile store of ECC counts, retired pages and configuration):
@@ -9,17 +9,14 @@ import type { GpuCheck } from '../check.ts';
  * warning, not a failure (NVIDIA/DCGM modules/health/DcgmHealthWatch.cpp MonitorInforom,
  * DCGM_FR_CORRUPT_INFOROM with DCGM_HEALTH_RESULT_WARN): the GPU keeps working, but what it records about
  * its own errors can no longer be trusted. The EKS agent has no reason for it, so the reason is ours.
- * NOT_SUPPORTED (a GPU without the call) is no finding and no error.
+ * NOT_SUPPORTED (a GPU without the call) is no finding and no error. No options.
  */
-export const inforomOptions = z.strictObject({});
+export const INFOROM_CORRUPTED = 'NvidiaInfoROMCorrupted';
 
-export type InforomOptions = z.infer<typeof inforomOptions>;
-
-export const INFOROM_DEFAULTS: InforomOptions = inforomOptions.parse({});
-
-export const inforomCheck: GpuCheck<InforomOptions, null> = {
+export const inforomCheck: GpuCheck<unknown, null> = {
   name: 'inforom',
   scope: 'gpu',
+  reasons: { warning: [INFOROM_CORRUPTED] },
   initialState: () => null,
   run(ctx, gpu) {
     if (gpu === undefined) return { findings: [] };
@@ -28,10 +25,10 @@ export const inforomCheck: GpuCheck<InforomOptions, null> = {
     if (answer.code === NVML.NOT_SUPPORTED) return { findings: [] };
     if (answer.code !== NVML.CORRUPTED_INFOROM) return { findings: [], error: answer };
     const message =
-      `GPU ${gpu.index} (${gpu.busId}, ${gpu.uuid}): the InfoROM is corrupted ` +
+      `${describeGpu(gpu)}: the InfoROM is corrupted ` +
       `(nvmlDeviceValidateInforom answered ${answer.code}); the GPU's stored error records are not reliable`;
     return {
-      findings: [{ check: 'inforom', severity: 'warning', reason: 'NvidiaInfoROMCorrupted', message, gpu }],
+      findings: [{ check: 'inforom', severity: 'warning', reason: INFOROM_CORRUPTED, message, gpu }],
       gauges: { inforom_valid: 0 },
     };
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NVML, type Nvml, NvmlError } from '../../../host/nvml/api.ts';
 import type { CheckResult, Gpu, GpuCheck, GpuFinding } from '../check.ts';
+import { describeGpu } from '../identity.ts';
 
 /**
  * NVLink links that went down. Every link id 0..NVML_NVLINK_MAX_LINKS-1 is asked with
@@ -48,6 +49,8 @@ interface Links {
 export const nvlinkCheck: GpuCheck<NvlinkOptions, NvlinkState> = {
   name: 'nvlink',
   scope: 'gpu',
+  options: nvlinkOptions,
+  reasons: { fatal: ['NvidiaNVLinkError'] },
   initialState: () => ({ seenActive: new Set<number>() }),
   run(ctx, gpu, state) {
     if (gpu === undefined) return { findings: [] };
@@ -98,8 +101,4 @@ function judge(gpu: Gpu, links: Links, state: NvlinkState, o: NvlinkOptions): Ch
 
 function plural(links: readonly number[]): string {
   return links.length === 1 ? 'link' : 'links';
-}
-
-function describeGpu(gpu: Gpu): string {
-  return `GPU ${gpu.index} (${gpu.busId}, ${gpu.uuid})`;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NVML, type Nvml, NvmlError } from '../../../host/nvml/api.ts';
 import type { Gpu, GpuCheck, GpuFinding } from '../check.ts';
+import { describeGpu } from '../identity.ts';
 
 /**
  * The GPU's PCIe link: trained below what the device and the slot allow, and the replay counter's rate.
@@ -68,6 +69,8 @@ interface Reading {
 export const pcieCheck: GpuCheck<PcieOptions, PcieState> = {
   name: 'pcie',
   scope: 'gpu',
+  options: pcieOptions,
+  reasons: { warning: ['NvidiaPCIeError'] },
   initialState: () => ({ degradedStreak: 0 }),
   run(ctx, gpu, state) {
     if (gpu === undefined) return { findings: [] };
@@ -164,8 +167,4 @@ function gauges(r: Reading, perMinute: number | undefined): Record<string, numbe
 
 function round(n: number): number {
   return Math.round(n * 100) / 100;
-}
-
-function describeGpu(gpu: Gpu): string {
-  return `GPU ${gpu.index} (${gpu.busId}, ${gpu.uuid})`;
 }

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { type FieldValue, NVML, NvmlError } from '../../../host/nvml/api.ts';
 import type { CheckResult, Gpu, GpuCheck } from '../check.ts';
+import { describeGpu } from '../identity.ts';
 
 /**
  * What the driver says the GPU needs: nvmlDeviceGetFieldValues field 230, NVML_FI_DEV_GET_GPU_RECOVERY_ACTION,
@@ -44,15 +44,19 @@ export const RECOVERY_ACTIONS: Readonly<Record<number, RecoveryAction>> = {
   },
 };
 
-export const recoveryActionOptions = z.strictObject({});
+/** An action value this agent does not know yet: reported, as a warning. */
+export const UNKNOWN_RECOVERY_ACTION = 'NvidiaGPURecoveryAction';
 
-export type RecoveryActionOptions = z.infer<typeof recoveryActionOptions>;
+const bySeverity = (s: RecoveryAction['severity']) =>
+  Object.values(RECOVERY_ACTIONS)
+    .filter((a) => a.severity === s)
+    .map((a) => a.reason);
 
-export const RECOVERY_ACTION_DEFAULTS: RecoveryActionOptions = recoveryActionOptions.parse({});
-
-export const recoveryActionCheck: GpuCheck<RecoveryActionOptions, null> = {
+/** No options: the actions and their severities are NVIDIA's and DCGM's. */
+export const recoveryActionCheck: GpuCheck<unknown, null> = {
   name: 'recovery-action',
   scope: 'gpu',
+  reasons: { fatal: bySeverity('fatal'), warning: [...bySeverity('warning'), UNKNOWN_RECOVERY_ACTION] },
   initialState: () => null,
   run(ctx, gpu) {
     if (gpu === undefined) return { findings: [] };
@@ -73,9 +77,9 @@ function judge(gpu: Gpu, action: number): CheckResult {
   if (action === 0) return { findings: [], gauges };
   const known = RECOVERY_ACTIONS[action];
   const what = known?.text ?? `an action this agent does not know (${action})`;
-  const message = `GPU ${gpu.index} (${gpu.busId}, ${gpu.uuid}): the driver's recovery action asks for ${what}`;
+  const message = `${describeGpu(gpu)}: the driver's recovery action asks for ${what}`;
   const severity = known?.severity ?? 'warning';
-  const reason = known?.reason ?? 'NvidiaGPURecoveryAction';
+  const reason = known?.reason ?? UNKNOWN_RECOVERY_ACTION;
   return { findings: [{ check: 'recovery-action', severity, reason, message, gpu }], gauges };
 }
 

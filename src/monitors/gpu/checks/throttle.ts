@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NVML, NvmlError } from '../../../host/nvml/api.ts';
 import type { CheckResult, Gpu, GpuCheck, GpuFinding } from '../check.ts';
+import { describeGpu } from '../identity.ts';
 
 /**
  * Hardware clock slowdowns: the bits of nvmlDeviceGetCurrentClocksEventReasons that mean the hardware
@@ -61,6 +62,8 @@ export const THROTTLE_DEFAULTS: ThrottleOptions = throttleOptions.parse({});
 export const throttleCheck: GpuCheck<ThrottleOptions, null> = {
   name: 'throttle',
   scope: 'gpu',
+  options: throttleOptions,
+  reasons: { warning: HW_SLOWDOWN_BITS.map((b) => b.reason) },
   initialState: () => null,
   run(ctx, gpu) {
     if (gpu === undefined) return { findings: [] };
@@ -96,8 +99,4 @@ function unanswered(err: NvmlError): CheckResult {
 
 function hex(n: number): string {
   return `0x${n.toString(16)}`;
-}
-
-function describeGpu(gpu: Gpu): string {
-  return `GPU ${gpu.index} (${gpu.busId}, ${gpu.uuid})`;
 }

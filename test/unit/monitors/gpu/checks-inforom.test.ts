@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Answer, NVML } from '../../../../src/host/nvml/api.ts';
-import {
-  INFOROM_DEFAULTS,
-  inforomCheck,
-  inforomOptions,
-} from '../../../../src/monitors/gpu/checks/inforom.ts';
+import { inforomCheck } from '../../../../src/monitors/gpu/checks/inforom.ts';
 import { namesTheGpu, nvmlError, runCheck, stubNvml } from './checks-stub.ts';
 
 function poll(answer: Answer<void>) {
-  return runCheck(inforomCheck, stubNvml({ validateInforom: () => answer }), INFOROM_DEFAULTS);
+  return runCheck(inforomCheck, stubNvml({ validateInforom: () => answer }), {});
 }
 
 describe('GPU check inforom', () => {
@@ -36,10 +32,5 @@ describe('GPU check inforom', () => {
       assert.equal(r.error, err);
       assert.deepEqual(r.findings, []);
     }
-  });
-
-  it('options: none; any key is refused', () => {
-    assert.equal(inforomOptions.safeParse({}).success, true);
-    assert.equal(inforomOptions.safeParse({ severity: 'fatal' }).success, false);
   });
 });

@@ -6,7 +6,6 @@ import { parse } from 'yaml';
 import { type Answer, type FieldValue, NVML } from '../../../../src/host/nvml/api.ts';
 import {
   FIELD_GPU_RECOVERY_ACTION,
-  RECOVERY_ACTION_DEFAULTS,
   RECOVERY_ACTIONS,
   recoveryActionCheck,
 } from '../../../../src/monitors/gpu/checks/recovery-action.ts';
@@ -24,7 +23,7 @@ function poll(answer: Answer<FieldValue[]>) {
       return answer;
     },
   });
-  const result = runCheck(recoveryActionCheck, nvml, RECOVERY_ACTION_DEFAULTS);
+  const result = runCheck(recoveryActionCheck, nvml, {});
   assert.deepEqual(asked, [[230]]);
   return result;
 }
