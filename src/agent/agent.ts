@@ -29,7 +29,7 @@ import { liveness, readiness } from './readiness.ts';
 import { endedAtBoot } from './reboot.ts';
 import { applyReload, planReload, type ReloadTarget, type RunningMonitor } from './reload.ts';
 import { reloadMetrics } from './reload-metrics.ts';
-import { logStartupSummary } from './startup-summary.ts';
+import { logStartupSummary, waitingMonitors } from './startup-summary.ts';
 import { createSubsystems, type Subsystems } from './subsystems.ts';
 
 export interface AgentDeps {
@@ -111,6 +111,7 @@ export class Agent {
       monitors: this.running.map((r) => r.monitor.source),
       conditions: detector.conditions(),
       kmsg: this.monitorDeps?.sources?.positions() ?? [],
+      waiting: waitingMonitors(this.running.map((r) => r.monitor)),
       listen: [
         { name: 'status', address: o.address, port: o.port },
         { name: 'metrics', address: o.prometheusAddress, port: o.prometheusPort },

@@ -1,5 +1,6 @@
 import type { Logger } from '../core/logger.ts';
 import type { Condition } from '../core/types.ts';
+import type { Monitor } from '../monitors/monitor.ts';
 
 export interface StartupFacts {
   readonly version: string;
@@ -10,6 +11,19 @@ export interface StartupFacts {
   /** Where each kmsg reader starts ("<source>: <where>"), so a replayed or skipped backlog is no surprise. */
   readonly kmsg: readonly string[];
   readonly listen: readonly { readonly name: string; readonly address: string; readonly port: number }[];
+  /**
+   * Monitors with nothing to watch on this node, and why ("<source>: <why>"): a GPU monitor without
+   * NVML or a GPU, a journal monitor without a journal. Said here once; they report no condition.
+   */
+  readonly waiting?: readonly string[];
+}
+
+/** The "<source>: <why>" of each monitor whose health says it waits for an input this node lacks. */
+export function waitingMonitors(monitors: readonly Monitor[]): string[] {
+  return monitors.flatMap((m) => {
+    const h = m.health();
+    return h.waiting ? [`${m.source}: ${h.detail ?? 'waiting'}`] : [];
+  });
 }
 
 /**
@@ -33,9 +47,12 @@ export function logStartupSummary(logger: Logger, f: StartupFacts): void {
       problems,
       kmsg: f.kmsg,
       listen,
+      ...(f.waiting && f.waiting.length > 0 ? { waiting: f.waiting } : {}),
     },
-    problems.length === 0
-      ? `agent started: ${count}, none True`
-      : `agent started: ${count}, ${problems.length} True: ${problems.join(', ')}`,
+    `${problems.length === 0 ? `agent started: ${count}, none True` : `agent started: ${count}, ${problems.length} True: ${problems.join(', ')}`}${waitingText(f.waiting)}`,
   );
+}
+
+function waitingText(waiting: readonly string[] | undefined): string {
+  return waiting && waiting.length > 0 ? `; nothing to watch: ${waiting.join('; ')}` : '';
 }

@@ -3,7 +3,7 @@
  * from C (test/support/fake-nvml/) and loaded through the koffi binding: a scripted volatile DBE raises
  * GPUUnhealthy True with NvidiaDoubleBitError on /conditions; nvmlInit_v2 answering Unknown Error (999, as
  * inside a container after a host `systemctl daemon-reload`) makes it Unknown, never False; the healthy
- * default H200 is the control (False).
+ * default H200 is the control (False). Without the library: no condition, and the start-up summary says why.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -77,5 +77,31 @@ describe('NVML monitor on the real agent with the fake NVML', () => {
     assert.equal(c.status, 'Unknown');
     assert.equal(c.reason, 'NVMLUnavailable');
     assert.match(c.message, /restart the pod/);
+  });
+
+  it('without the library: no GPUUnhealthy at all, and the start-up summary says why, once', async () => {
+    const config = join(dir, 'gpu-none.yaml');
+    writeFileSync(config, `plugin: nvml\nlibrary: ${join(dir, 'no-libnvidia-ml.so.1')}\n`);
+    const agent = await startAgent([`--config.gpu-monitor=${config}`, '--enable-k8s-exporter=false'], {
+      LOG_LEVEL: 'info',
+    });
+    try {
+      const body = (await (await fetch(`${agent.statusUrl}/conditions`)).json()) as WireCondition[];
+      assert.deepEqual(
+        body.filter((c) => c.type === 'GPUUnhealthy'),
+        [],
+      );
+    } finally {
+      await agent.stop();
+    }
+    const started = agent
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('agent started'));
+    assert.equal(started.length, 1, agent.output());
+    assert.match(
+      started[0] ?? '',
+      /nothing to watch: gpu-nvml-monitor: no NVML library \(.*no-libnvidia-ml\.so\.1\)/,
+    );
   });
 });

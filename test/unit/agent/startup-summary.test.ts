@@ -12,7 +12,7 @@ const cond = (type: string, status: Condition['status'], reason: string): Condit
   transition: 0,
 });
 
-function summary(conditions: Condition[]) {
+function summary(conditions: Condition[], waiting?: string[]) {
   const lines: Record<string, unknown>[] = [];
   const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l)) });
   logStartupSummary(logger, {
@@ -22,6 +22,7 @@ function summary(conditions: Condition[]) {
     monitors: ['kernel-monitor'],
     conditions,
     kmsg: ['kernel-monitor: from the start of the ring'],
+    ...(waiting ? { waiting } : {}),
     listen: [
       { name: 'status', address: '127.0.0.1', port: 20256 },
       { name: 'metrics', address: '', port: 20257 },
@@ -53,5 +54,15 @@ describe('start-up summary', () => {
     assert.equal(summary([cond('A', 'False', 'Ok')]).msg, 'agent started: 1 condition, none True');
     assert.equal(summary([]).msg, 'agent started: 0 conditions, none True');
     assert.equal(summary([cond('A', 'True', 'Bad')]).msg, 'agent started: 1 condition, 1 True: A(Bad)');
+  });
+
+  it('names the monitors with nothing to watch here, once, and nothing when none waits', () => {
+    const why = 'gpu-nvml-monitor: no NVML library (libnvidia-ml.so.1): cannot open';
+    const s = summary([cond('A', 'False', 'Ok')], [why]);
+    assert.equal(s.msg, `agent started: 1 condition, none True; nothing to watch: ${why}`);
+    assert.deepEqual(s.waiting, [why]);
+    const none = summary([cond('A', 'False', 'Ok')], []);
+    assert.equal(none.msg, 'agent started: 1 condition, none True');
+    assert.equal(none.waiting, undefined);
   });
 });
