@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NVML } from '../../../../src/host/nvml/api.ts';
-import { h200 } from '../../../support/nvml-memory.ts';
+import { h200, nvmlErr } from '../../../support/nvml-memory.ts';
 import { Harness, pciRoot } from './harness.ts';
 
 describe('GPU monitor: nothing to watch', () => {
@@ -161,6 +161,41 @@ describe('GPU monitor: lost GPUs', () => {
     assert.equal(h.condition()?.status, 'True');
     assert.equal(h.condition()?.reason, 'GPUFallenOffBus');
     assert.match(h.condition()?.message ?? '', /GPU 1 \(0000:01:00.*fallen off the bus/);
+    await h.stop();
+  });
+
+  it('the event wait answering GPU_IS_LOST polls at once to find the GPU, and backs off instead of spinning', async () => {
+    const h = new Harness({ gpus: [h200(0), h200(1)] });
+    await h.start();
+    h.nvml.fail.set('eccEnabled:0', NVML.GPU_IS_LOST);
+    const waits = () => h.nvml.calls.filter((c) => c === 'eventWait').length;
+    h.nvml.push(nvmlErr('eventWait', NVML.GPU_IS_LOST));
+    await h.advance(0);
+    assert.equal(h.condition()?.reason, 'GPUFallenOffBus');
+    assert.match(h.condition()?.message ?? '', /GPU 0 \(0000:00:00/);
+    assert.doesNotMatch(h.condition()?.message ?? '', /GPU 1 /);
+    const after = waits();
+    await h.advance(999);
+    assert.equal(waits(), after, 'no wait before the 1 s backoff');
+    await h.advance(1);
+    assert.equal(waits(), after + 1);
+    assert.ok(
+      (await h.metric('npd_gpu_nvml_errors_total')).includes(
+        'npd_gpu_nvml_errors_total{call="eventWait",code="15"} 1',
+      ),
+    );
+    await h.stop();
+  });
+
+  it('a GpuUnavailableError event holds the GPU fallen off the bus; a healthy poll does not clear it', async () => {
+    const h = new Harness();
+    await h.start();
+    h.nvml.push({ index: 0, eventType: 0x4000, eventData: 0, gpuInstanceId: 0, computeInstanceId: 0 });
+    await h.advance(0);
+    assert.equal(h.condition()?.reason, 'GPUFallenOffBus');
+    await h.advance(60_000);
+    assert.equal(h.condition()?.status, 'True');
+    assert.ok((await h.metric('npd_gpu_healthy')).some((l) => l.includes('gpu="0"') && l.endsWith(' 0')));
     await h.stop();
   });
 });
