@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { SubsystemTable } from '../../../../src/conditions/subsystem-table.ts';
 import { GPU_CHECKS } from '../../../../src/monitors/gpu/checks/index.ts';
 import { validateGpuMonitor } from '../../../../src/monitors/gpu/schema.ts';
 
@@ -80,5 +81,23 @@ describe('nvml config', () => {
       reason: 'NvidiaRowRemapLimit',
       impact: 'warning',
     });
+  });
+
+  it('the subsystem table classifies what the monitor reports (accelerated-hardware)', () => {
+    const { config } = validate({ subsystem: 'accelerated-hardware' });
+    assert.ok(config);
+    const table = SubsystemTable.from([{ kind: 'gpu-monitor', file: 'gpu-nvml.yaml', config }]);
+    const source = config.source;
+    assert.deepEqual(table.condition(source, 'GPUUnhealthy', 'NvidiaRowRemapFailure'), {
+      subsystem: 'accelerated-hardware',
+      impact: 'fatal',
+    });
+    assert.deepEqual(table.event(source, 'NvidiaRowRemapLimit'), {
+      subsystem: 'accelerated-hardware',
+      impact: 'warning',
+    });
+    assert.deepEqual(table.event(source, 'NVRMXid31'), { subsystem: 'accelerated-hardware', impact: 'info' });
+    // Control: a condition-change event's reason is no temporary rule, so it does not count as an event.
+    assert.equal(table.event(source, 'NvidiaDoubleBitError'), undefined);
   });
 });
