@@ -12,12 +12,16 @@ import { describeGpu } from '../identity.ts';
  * issue #883, where FM was down for 20 days unnoticed); `status` means something only once COMPLETED
  * (nvml.h: "Must be checked only if state returns complete"). Fatal findings take the EKS agent's
  * NvidiaFabricError (aws/eks-node-monitoring-agent pkg/reasons, fatal; it decodes the same health mask);
- * warnings are NvidiaFabricDegraded, ours.
+ * each warning has its own reason (ours).
  */
 
-/** The EKS agent's name for the fatal findings; the warnings get their own, so a reason has one severity. */
+/**
+ * The EKS agent's name for the fatal findings. Each warning has its own (ours): a warning's event is sent
+ * once per check, GPU and reason, so a second kind of degradation while the first holds is still told.
+ */
 export const FABRIC_ERROR = 'NvidiaFabricError';
-export const FABRIC_DEGRADED = 'NvidiaFabricDegraded';
+export const FABRIC_LIMITED_CAPACITY = 'NvidiaFabricLimitedCapacity';
+export const FABRIC_MISCONFIGURED = 'NvidiaFabricMisconfigured';
 
 /** nvmlGpuFabricState_t. */
 const STATE = { NOT_SUPPORTED: 0, NOT_STARTED: 1, IN_PROGRESS: 2, COMPLETED: 3 } as const;
@@ -35,10 +39,10 @@ const SUMMARY = { UNHEALTHY: 2, LIMITED_CAPACITY: 3 } as const;
  * "recovery in progress" fields are NVML reporting a repair under way: named in messages, no finding.
  */
 export const HEALTH_FIELDS = [
-  { name: 'bandwidth degraded', shift: 0, width: 0x3, isFinding: true },
-  { name: 'route recovery in progress', shift: 2, width: 0x3, isFinding: false },
-  { name: 'route unhealthy', shift: 4, width: 0x3, isFinding: true },
-  { name: 'access timeout recovery in progress', shift: 6, width: 0x3, isFinding: false },
+  { name: 'bandwidth degraded', shift: 0, width: 0x3, reason: 'NvidiaFabricBandwidthDegraded' },
+  { name: 'route recovery in progress', shift: 2, width: 0x3, reason: undefined },
+  { name: 'route unhealthy', shift: 4, width: 0x3, reason: 'NvidiaFabricRouteUnhealthy' },
+  { name: 'access timeout recovery in progress', shift: 6, width: 0x3, reason: undefined },
 ] as const;
 
 /** INCORRECT_CONFIGURATION: 0 not supported, 1 none, 2 and above a named misconfiguration. */
@@ -67,7 +71,14 @@ export const fabricCheck: GpuCheck<FabricOptions, FabricState> = {
   name: 'fabric',
   scope: 'gpu',
   options: fabricOptions,
-  reasons: { fatal: [FABRIC_ERROR], warning: [FABRIC_DEGRADED] },
+  reasons: {
+    fatal: [FABRIC_ERROR],
+    warning: [
+      FABRIC_LIMITED_CAPACITY,
+      ...HEALTH_FIELDS.flatMap((f) => (f.reason ? [f.reason] : [])),
+      FABRIC_MISCONFIGURED,
+    ],
+  },
   initialState: () => ({}),
   run(ctx, gpu, state) {
     if (gpu === undefined) return { findings: [] };
@@ -99,54 +110,62 @@ function registration(
   const message =
     `${describeGpu(gpu)}: NVLink fabric registration ${stateName(info.state)} for ${Math.round(waited / 1000)} s ` +
     '(is the NVIDIA Fabric Manager running?)';
-  return [finding(gpu, 'fatal', message)];
+  return [finding(gpu, 'fatal', FABRIC_ERROR, message)];
 }
 
 function completed(gpu: Gpu, info: FabricInfo): GpuFinding[] {
   const out: GpuFinding[] = [];
   const health = decodeHealthMask(info.healthMask);
   const detail = health.all.length > 0 ? ` (health: ${health.all.join(', ')})` : '';
+  const name = describeGpu(gpu);
   if (info.status !== NVML.SUCCESS) {
-    out.push(
-      finding(gpu, 'fatal', `${describeGpu(gpu)}: NVLink fabric registration failed, status ${info.status}`),
-    );
-  }
-  if (info.healthSummary === SUMMARY.UNHEALTHY) {
-    out.push(finding(gpu, 'fatal', `${describeGpu(gpu)}: NVLink fabric health summary unhealthy${detail}`));
-  } else if (info.healthSummary === SUMMARY.LIMITED_CAPACITY) {
-    out.push(finding(gpu, 'warning', `${describeGpu(gpu)}: NVLink fabric at limited capacity${detail}`));
-  }
-  for (const fault of health.faults) {
     out.push(
       finding(
         gpu,
-        'warning',
-        `${describeGpu(gpu)}: NVLink fabric ${fault} (health mask ${hex(info.healthMask)})`,
+        'fatal',
+        FABRIC_ERROR,
+        `${name}: NVLink fabric registration failed, status ${info.status}`,
       ),
     );
+  }
+  if (info.healthSummary === SUMMARY.UNHEALTHY) {
+    out.push(finding(gpu, 'fatal', FABRIC_ERROR, `${name}: NVLink fabric health summary unhealthy${detail}`));
+  } else if (info.healthSummary === SUMMARY.LIMITED_CAPACITY) {
+    out.push(
+      finding(gpu, 'warning', FABRIC_LIMITED_CAPACITY, `${name}: NVLink fabric at limited capacity${detail}`),
+    );
+  }
+  for (const fault of health.faults) {
+    const message = `${name}: NVLink fabric ${fault.name} (health mask ${hex(info.healthMask)})`;
+    out.push(finding(gpu, 'warning', fault.reason, message));
   }
   return out;
 }
 
+interface Fault {
+  readonly name: string;
+  readonly reason: string;
+}
+
 /** The TRUE sub-fields of a health mask: `faults` give findings, `all` also names recoveries under way. */
-export function decodeHealthMask(mask: number): { faults: string[]; all: string[] } {
-  const faults: string[] = [];
+export function decodeHealthMask(mask: number): { faults: Fault[]; all: string[] } {
+  const faults: Fault[] = [];
   const all: string[] = [];
   for (const f of HEALTH_FIELDS) {
     if (((mask >>> f.shift) & f.width) !== 1) continue;
     all.push(f.name);
-    if (f.isFinding) faults.push(f.name);
+    if (f.reason) faults.push({ name: f.name, reason: f.reason });
   }
   const config = (mask >>> INCORRECT_CONFIGURATION.shift) & INCORRECT_CONFIGURATION.width;
   if (config >= 2) {
-    faults.push(`incorrect configuration (code ${config})`);
-    all.push(`incorrect configuration (code ${config})`);
+    const name = `incorrect configuration (code ${config})`;
+    faults.push({ name, reason: FABRIC_MISCONFIGURED });
+    all.push(name);
   }
   return { faults, all };
 }
 
-function finding(gpu: Gpu, severity: GpuFinding['severity'], message: string): GpuFinding {
-  const reason = severity === 'fatal' ? FABRIC_ERROR : FABRIC_DEGRADED;
+function finding(gpu: Gpu, severity: GpuFinding['severity'], reason: string, message: string): GpuFinding {
   return { check: 'fabric', severity, reason, message, gpu };
 }
 

@@ -5,10 +5,14 @@ import { describeGpu } from '../identity.ts';
 
 /**
  * The GPU's PCIe link: trained below what the device and the slot allow, and the replay counter's rate.
- * Both are warnings with the EKS agent's reason NvidiaPCIeError (aws/eks-node-monitoring-agent
- * pkg/reasons: Warning); DCGM's PCIE watch gives WARN for the replay rate (DcgmHealthWatch.cpp MonitorPcie,
- * DCGM_FR_PCI_REPLAY_RATE) and does not judge the width.
+ * Both are warnings. Replays take the EKS agent's reason NvidiaPCIeError (aws/eks-node-monitoring-agent
+ * pkg/reasons: Warning; its DCGM PCIe policy reports "detected N PCIe replays"), as DCGM's PCIE watch gives
+ * WARN for the replay rate (DcgmHealthWatch.cpp MonitorPcie, DCGM_FR_PCI_REPLAY_RATE). Neither judges the
+ * width, so a degraded link has its own reason (ours): a warning's event is sent once per check, GPU and
+ * reason, and the two are different faults.
  */
+export const PCIE_REPLAYS = 'NvidiaPCIeError';
+export const PCIE_LINK_DEGRADED = 'NvidiaPCIeLinkDegraded';
 
 /**
  * Allowed replays per lane per minute by link generation (index 0 = Gen1), DCGM's table in
@@ -70,7 +74,7 @@ export const pcieCheck: GpuCheck<PcieOptions, PcieState> = {
   name: 'pcie',
   scope: 'gpu',
   options: pcieOptions,
-  reasons: { warning: ['NvidiaPCIeError'] },
+  reasons: { warning: [PCIE_LINK_DEGRADED, PCIE_REPLAYS] },
   initialState: () => ({ degradedStreak: 0 }),
   run(ctx, gpu, state) {
     if (gpu === undefined) return { findings: [] };
@@ -112,7 +116,7 @@ function linkFinding(gpu: Gpu, r: Reading, state: PcieState, o: PcieOptions): Gp
   return {
     check: 'pcie',
     severity: 'warning',
-    reason: 'NvidiaPCIeError',
+    reason: PCIE_LINK_DEGRADED,
     message:
       `${describeGpu(gpu)}: PCIe link at Gen${link.gen.current} x${link.width.current} under load, ` +
       `below its maximum Gen${link.gen.max} x${link.width.max} (${state.degradedStreak} polls in a row)`,
@@ -142,7 +146,7 @@ function replayFinding(
     `Gen${r.link.gen.current} x${r.link.width.current}; replay counter ${r.replays}`;
   return {
     perMinute,
-    finding: { check: 'pcie', severity: 'warning', reason: 'NvidiaPCIeError', message, gpu },
+    finding: { check: 'pcie', severity: 'warning', reason: PCIE_REPLAYS, message, gpu },
   };
 }
 

@@ -68,7 +68,7 @@ describe('GPU check fabric: registration', () => {
 describe('GPU check fabric: health', () => {
   it('summary unhealthy is fatal; limited capacity is a warning', () => {
     assert.deepEqual(judged(poll(info({ healthSummary: 2 }))), [['fatal', 'NvidiaFabricError']]);
-    assert.deepEqual(judged(poll(info({ healthSummary: 3 }))), [['warning', 'NvidiaFabricDegraded']]);
+    assert.deepEqual(judged(poll(info({ healthSummary: 3 }))), [['warning', 'NvidiaFabricLimitedCapacity']]);
   });
 
   it('mask 0x80 (access timeout recovery FALSE) and an all-FALSE mask are healthy: a non-zero mask is no fault', () => {
@@ -79,10 +79,17 @@ describe('GPU check fabric: health', () => {
 
   it('bandwidth degraded TRUE and route unhealthy TRUE are warnings naming the mask', () => {
     const degraded = poll(info({ healthMask: (ALL_FALSE & ~0x3) | 0x1 }));
-    assert.deepEqual(judged(degraded), [['warning', 'NvidiaFabricDegraded']]);
+    assert.deepEqual(judged(degraded), [['warning', 'NvidiaFabricBandwidthDegraded']]);
     assert.ok(degraded.findings[0]?.message.includes('bandwidth degraded'));
     const route = poll(info({ healthMask: (ALL_FALSE & ~(0x3 << 4)) | (0x1 << 4) }));
+    assert.deepEqual(judged(route), [['warning', 'NvidiaFabricRouteUnhealthy']]);
     assert.ok(route.findings[0]?.message.includes('route unhealthy (health mask 0x1'));
+    const both = poll(info({ healthMask: 0x1 | (0x1 << 4) }));
+    assert.deepEqual(
+      judged(both).map(([, reason]) => reason),
+      ['NvidiaFabricBandwidthDegraded', 'NvidiaFabricRouteUnhealthy'],
+      'two faults, two reasons: each gets its own event',
+    );
   });
 
   it('recovery in progress is named in the summary message but is no finding of its own', () => {
@@ -95,6 +102,7 @@ describe('GPU check fabric: health', () => {
   it('incorrect configuration: 1 (none) is healthy, 2 and above a warning', () => {
     assert.deepEqual(poll(info({ healthMask: 0x1 << 8 })).findings, []);
     const wrong = poll(info({ healthMask: (ALL_FALSE & ~(0xf << 8)) | (0x4 << 8) }));
+    assert.deepEqual(judged(wrong), [['warning', 'NvidiaFabricMisconfigured']]);
     assert.ok(wrong.findings[0]?.message.includes('incorrect configuration (code 4)'));
   });
 

@@ -44,7 +44,7 @@ describe('GPU check pcie: link below its maximum under load', () => {
     assert.deepEqual(first?.findings, []);
     assert.deepEqual(
       second?.findings.map((f) => [f.severity, f.reason]),
-      [['warning', 'NvidiaPCIeError']],
+      [['warning', 'NvidiaPCIeLinkDegraded']],
     );
     const message = second?.findings[0]?.message ?? '';
     assert.ok(namesTheGpu(message) && message.includes('Gen5 x8') && message.includes('Gen5 x16'), message);
