@@ -94,6 +94,7 @@ export class GpuMonitor implements Monitor {
     const s = startNvml(nvml, onBus);
     if (s.kind === 'no_gpu') {
       nvml.shutdown();
+      this.nvml = undefined;
       this.waiting('no_gpu', `no NVIDIA GPU on this node: ${s.why}`);
     } else if (s.kind === 'failed') void this.fail(s.error);
     else this.running(nvml, s.gpus, s.lost);
@@ -149,12 +150,20 @@ export class GpuMonitor implements Monitor {
     else this.emit({ source: this.source, events: r.events, conditions: [this.poller.condition()] });
   }
 
-  /** No library or no GPU: nothing to watch here. Said once; no condition at all. */
+  /** No library or no GPU: nothing to watch here. Said once (and again if why changes); no condition. */
   private waiting(state: 'no_library' | 'no_gpu', why: string): void {
+    const again = this.state === state && this.why === why;
     this.state = state;
     this.why = why;
     this.metrics.setState(state);
-    this.deps.logger.info({ source: this.source }, `GPU monitor idle: ${why}; no GPU condition is reported`);
+    if (!again)
+      this.deps.logger.info(
+        { source: this.source },
+        `GPU monitor idle: ${why}; no GPU condition is reported`,
+      );
+    // Look again each interval: the GPU Operator's driver container may install the library (and load
+    // the driver) after this pod started; the binding retries the load until one succeeds.
+    this.timer = this.deps.clock.setTimeout(() => this.connect(), this.config.intervalMs);
   }
 
   /** NVML fails: Unknown (never a guess), unhealthy with the fix, and init again with backoff. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NVML } from '../../../../src/host/nvml/api.ts';
+import { NVML, type Nvml } from '../../../../src/host/nvml/api.ts';
 import { h200, nvmlErr } from '../../../support/nvml-memory.ts';
 import { Harness, pciRoot } from './harness.ts';
 
@@ -14,6 +14,23 @@ describe('GPU monitor: nothing to watch', () => {
     assert.equal(health.waiting, true);
     assert.match(health.detail ?? '', /no NVML library \(libnvidia-ml\.so\.1\): .*cannot open/);
     assert.ok((await h.metric('npd_gpu_monitor_state')).some((l) => l.includes('state="no_library"} 1')));
+    await h.stop();
+  });
+
+  it('looks again each interval: a library installed after start (GPU Operator) is found', async () => {
+    let installed = false;
+    const memory: { nvml?: Nvml } = {};
+    const h: Harness = new Harness({
+      loader: () => (installed && memory.nvml ? memory.nvml : new Error('libnvidia-ml.so.1: not found')),
+    });
+    memory.nvml = h.nvml;
+    await h.start();
+    await h.advance(60_000);
+    assert.equal(h.condition(), undefined);
+    installed = true;
+    await h.advance(60_000);
+    assert.equal(h.condition()?.status, 'False');
+    assert.equal(h.monitor.health().healthy, true);
     await h.stop();
   });
 
