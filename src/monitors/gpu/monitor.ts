@@ -130,7 +130,7 @@ export class GpuMonitor implements Monitor {
   /** A failed call outside a poll: GPU_IS_LOST polls now to find which GPU; session errors re-init. */
   private callFailed(error: NvmlError): void {
     this.metrics.nvmlError(error.call, error.code);
-    if (REINIT.has(error.code)) return void this.fail(error);
+    if (REINIT.has(error.code)) return void this.fail(error, true);
     this.poller.noteProblem(error.message);
     if (error.code === NVML.GPU_IS_LOST) this.pollNow();
   }
@@ -139,7 +139,7 @@ export class GpuMonitor implements Monitor {
     if (this.state !== 'running' || !this.emit) return;
     this.timer?.cancel();
     const result = this.poller.poll();
-    if (result.reinit) return void this.fail(result.reinit);
+    if (result.reinit) return void this.fail(result.reinit, true);
     this.report(result);
     this.timer = this.deps.clock.setTimeout(() => this.pollNow(), this.config.intervalMs);
   }
@@ -167,9 +167,9 @@ export class GpuMonitor implements Monitor {
   }
 
   /** NVML fails: Unknown (never a guess), unhealthy with the fix, and init again with backoff. */
-  private async fail(error: NvmlError): Promise<void> {
+  private async fail(error: NvmlError, counted = false): Promise<void> {
     if (!this.emit) return;
-    this.metrics.nvmlError(error.call, error.code);
+    if (!counted) this.metrics.nvmlError(error.call, error.code);
     this.metrics.setState('nvml_failed');
     this.failures++;
     this.state = 'nvml_failed';

@@ -46,6 +46,8 @@ export class GpuPoller {
   private gpus: readonly Gpu[] = [];
   private all: readonly Gpu[] = [];
   private problems: string[] = [];
+  /** The last poll's fatal check findings, so an event between polls keeps them in the condition. */
+  private lastFatal: readonly GpuFinding[] = [];
 
   constructor(
     config: GpuMonitorConfig,
@@ -111,10 +113,8 @@ export class GpuPoller {
     this.problems = p.errors.map(
       (e) => `${e.check}${e.gpu ? ` on GPU ${e.gpu.index}` : ''}: ${e.error.message}`,
     );
-    const fatal = [
-      ...this.sticky.values(),
-      ...p.slots.flatMap((s) => s.result.findings.filter((f) => f.severity === 'fatal')),
-    ];
+    this.lastFatal = p.slots.flatMap((s) => s.result.findings.filter((f) => f.severity === 'fatal'));
+    const fatal = [...this.sticky.values(), ...this.lastFatal];
     const events = this.conclude(fatal, this.problems, now);
     events.push(...this.newWarnings(p, now));
     this.publishGpus(p, fatal);
@@ -124,6 +124,7 @@ export class GpuPoller {
   /** NVML failed: Unknown, unless a held fatal finding keeps the condition True. */
   unknown(why: string): ProblemEvent[] {
     this.nvml = undefined;
+    this.lastFatal = [];
     this.metrics.forgetGpus();
     return this.conclude([...this.sticky.values()], [why], this.deps.clock.now());
   }
@@ -131,15 +132,15 @@ export class GpuPoller {
   onEvent(e: NvmlEvent): CycleResult {
     const now = this.deps.clock.now();
     const sbeStorm = this.config.checks['sbe-storm']?.enabled === true;
-    const out = interpretEvent(e, { gpus: this.gpus, now, evidence: this.evidence, sbeStorm });
+    // `all`: an Xid of a GPU already lost still names it.
+    const out = interpretEvent(e, { gpus: this.all, now, evidence: this.evidence, sbeStorm });
     this.metrics.event(out.kind);
-    if (e.index === undefined || !this.gpus.some((g) => g.index === e.index))
-      this.metrics.unattributedEvent();
+    if (!this.all.some((g) => g.index === e.index)) this.metrics.unattributedEvent();
     const events: ProblemEvent[] = out.event ? [out.event] : [];
     if (out.event?.reason && !out.event.occurrence) this.count([out.event.reason]);
     if (out.sticky) {
       this.hold(out.sticky);
-      events.push(...this.conclude([...this.sticky.values()], [], now, true));
+      events.push(...this.conclude([...this.sticky.values(), ...this.lastFatal], [], now, true));
     }
     return { events, ...(out.pollNow ? { pollNow: true } : {}) };
   }

@@ -105,6 +105,12 @@ describe('GPU monitor: NVML failing', () => {
     h.nvml.fail.set('eccEnabled', NVML.LIB_RM_VERSION_MISMATCH);
     await h.advance(60_000);
     assert.equal(h.condition()?.status, 'Unknown');
+    assert.ok(
+      (await h.metric('npd_gpu_nvml_errors_total')).includes(
+        'npd_gpu_nvml_errors_total{call="eccEnabled",code="18"} 1',
+      ),
+      'counted once',
+    );
     assert.equal(h.nvml.initialised, false, 'the session was shut down');
     h.nvml.fail.delete('eccEnabled');
     await h.advance(10_000);
@@ -213,6 +219,19 @@ describe('GPU monitor: lost GPUs', () => {
     await h.advance(60_000);
     assert.equal(h.condition()?.status, 'True');
     assert.ok((await h.metric('npd_gpu_healthy')).some((l) => l.includes('gpu="0"') && l.endsWith(' 0')));
+    await h.stop();
+  });
+
+  it('an Xid between polls keeps the last poll findings in the condition', async () => {
+    const h = new Harness();
+    await h.start();
+    const g = h.nvml.gpus[0];
+    if (g) g.volatileEcc = [0, 1];
+    await h.advance(60_000);
+    assert.equal(h.condition()?.reason, 'NvidiaDoubleBitError');
+    h.nvml.xid(0, 48);
+    await h.advance(0);
+    assert.match(h.condition()?.message ?? '', /NvidiaXID48Error: .*; NvidiaDoubleBitError: /);
     await h.stop();
   });
 });
