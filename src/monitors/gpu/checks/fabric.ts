@@ -6,8 +6,10 @@ import { describeGpu } from '../identity.ts';
 /**
  * The GPU's registration with the NVLink fabric on NVSwitch systems, from nvmlDeviceGetGpuFabricInfoV
  * (nvmlGpuFabricInfo_v3_t; constants in NVIDIA/go-nvml gen/nvml/nvml.h, summarised in gpu.md 2.3).
- * A GPU outside any fabric answers state NOT_SUPPORTED (0), and a driver without the call answers
- * NOT_SUPPORTED or, through the binding, FUNCTION_NOT_FOUND: all three are "no fabric", no finding.
+ * A GPU outside any fabric answers state NOT_SUPPORTED (0) or NOT_SUPPORTED: no fabric, no finding. A
+ * driver without the call (the binding's FUNCTION_NOT_FOUND) or without the v3 struct
+ * (NVML_ERROR_ARGUMENT_VERSION_MISMATCH, 25, nvml.h) cannot say: no verdict for as long as that driver
+ * runs, which is no GPU fault, so no error either; the gauge fabric_query_missing says it is skipped.
  * The Fabric Manager walks each GPU through NOT_STARTED, IN_PROGRESS and COMPLETED (NVIDIA/NVSentinel
  * issue #883, where FM was down for 20 days unnoticed); `status` means something only once COMPLETED
  * (nvml.h: "Must be checked only if state returns complete"). Fatal findings take the EKS agent's
@@ -25,6 +27,8 @@ export const FABRIC_MISCONFIGURED = 'NvidiaFabricMisconfigured';
 
 /** nvmlGpuFabricState_t. */
 const STATE = { NOT_SUPPORTED: 0, NOT_STARTED: 1, IN_PROGRESS: 2, COMPLETED: 3 } as const;
+/** NVML_ERROR_ARGUMENT_VERSION_MISMATCH: "The provided version is invalid/unsupported" (nvml.h). */
+const ARGUMENT_VERSION_MISMATCH = 25;
 const STATE_NAMES = ['not supported', 'not started', 'in progress', 'completed'];
 
 /** nvmlGpuFabricInfo_v3_t.healthSummary. */
@@ -84,8 +88,9 @@ export const fabricCheck: GpuCheck<FabricOptions, FabricState> = {
     if (gpu === undefined) return { findings: [] };
     const info = ctx.nvml.fabricInfo(gpu.handle);
     if (info instanceof NvmlError) {
-      const none = info.code === NVML.NOT_SUPPORTED || info.code === NVML.FUNCTION_NOT_FOUND;
-      return none ? { findings: [] } : { findings: [], error: info };
+      if (info.code === NVML.NOT_SUPPORTED) return { findings: [] };
+      const missing = info.code === NVML.FUNCTION_NOT_FOUND || info.code === ARGUMENT_VERSION_MISMATCH;
+      return missing ? { findings: [], gauges: { fabric_query_missing: 1 } } : { findings: [], error: info };
     }
     if (info.state === STATE.NOT_SUPPORTED) return { findings: [] };
     const gauges = { fabric_state: info.state, fabric_health_summary: info.healthSummary };

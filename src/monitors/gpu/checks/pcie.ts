@@ -89,14 +89,19 @@ export const pcieCheck: GpuCheck<PcieOptions, PcieState> = {
   },
 };
 
-/** Every value the check uses; NOT_SUPPORTED leaves one out, any other error is the answer. */
+/**
+ * Every value the check uses; NOT_SUPPORTED leaves one out, any other error is the answer. The clock
+ * event reasons' FUNCTION_NOT_FOUND (a driver older than the call) leaves idleness unknown too, as
+ * throttle.ts's gauge shows.
+ */
 function read(nvml: Nvml, gpu: Gpu): Reading | NvmlError {
   const width = nvml.pcieWidth(gpu.handle);
   const gen = nvml.pcieGeneration(gpu.handle);
   const reasons = nvml.clocksEventReasons(gpu.handle);
   const replays = nvml.pcieReplayCounter(gpu.handle);
   for (const answer of [width, gen, reasons, replays]) {
-    if (answer instanceof NvmlError && answer.code !== NVML.NOT_SUPPORTED) return answer;
+    if (!(answer instanceof NvmlError) || answer.code === NVML.NOT_SUPPORTED) continue;
+    if (answer !== reasons || answer.code !== NVML.FUNCTION_NOT_FOUND) return answer;
   }
   const link = width instanceof NvmlError || gen instanceof NvmlError ? undefined : { width, gen };
   return {

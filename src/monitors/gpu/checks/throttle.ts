@@ -92,9 +92,17 @@ function judge(gpu: Gpu, reasons: number, options: ThrottleOptions): CheckResult
   return { findings, gauges };
 }
 
-/** NOT_SUPPORTED: this GPU reports no clock event reasons, so there is nothing to judge and no error. */
+/**
+ * NOT_SUPPORTED: this GPU reports no clock event reasons, so there is nothing to judge and no error.
+ * FUNCTION_NOT_FOUND: a driver older than the call (it took over from nvmlDeviceGetCurrentClocksThrottleReasons):
+ * no verdict for as long as that driver runs, which is no GPU fault either; the gauge says the check is
+ * skipped, so it is not skipped silently.
+ */
 function unanswered(err: NvmlError): CheckResult {
-  return err.code === NVML.NOT_SUPPORTED ? { findings: [] } : { findings: [], error: err };
+  if (err.code === NVML.NOT_SUPPORTED) return { findings: [] };
+  if (err.code === NVML.FUNCTION_NOT_FOUND)
+    return { findings: [], gauges: { clocks_event_reasons_query_missing: 1 } };
+  return { findings: [], error: err };
 }
 
 function hex(n: number): string {

@@ -25,10 +25,15 @@ function poll(answer: Answer<FabricInfo>, state: FabricState = {}, now = 0, opti
 const judged = (r: ReturnType<typeof poll>) => r.findings.map((f) => [f.severity, f.reason]);
 
 describe('GPU check fabric: no fabric', () => {
-  it('state NOT_SUPPORTED, NOT_SUPPORTED and FUNCTION_NOT_FOUND (an older driver) are no finding and no error', () => {
+  it('state NOT_SUPPORTED and NOT_SUPPORTED are no finding and no error', () => {
     assert.deepEqual(poll(info({ state: 0 })), { findings: [] });
-    for (const code of [NVML.NOT_SUPPORTED, NVML.FUNCTION_NOT_FOUND]) {
-      assert.deepEqual(poll(nvmlError('nvmlDeviceGetGpuFabricInfoV', code)), { findings: [] });
+    assert.deepEqual(poll(nvmlError('nvmlDeviceGetGpuFabricInfoV', NVML.NOT_SUPPORTED)), { findings: [] });
+  });
+
+  it('a driver without the call or the v3 struct: no finding, no error, the skip on a gauge', () => {
+    for (const code of [NVML.FUNCTION_NOT_FOUND, 25]) {
+      const r = poll(nvmlError('nvmlDeviceGetGpuFabricInfoV', code));
+      assert.deepEqual(r, { findings: [], gauges: { fabric_query_missing: 1 } }, String(code));
     }
   });
 

@@ -194,6 +194,15 @@ describe('GPU check pcie: NVML answers', () => {
     assert.equal(r[1]?.gauges?.pcie_replay_counter, undefined);
   });
 
+  it("the clock event reasons' FUNCTION_NOT_FOUND (an older driver) leaves idleness unknown; elsewhere it is the error", () => {
+    const missing = nvmlError('nvmlDeviceGetCurrentClocksEventReasons', NVML.FUNCTION_NOT_FOUND);
+    const slow = { width: [8, 16] as [number, number], reasons: missing };
+    const r = polls([0, 60_000, 120_000].map((at) => ({ at, s: slow })));
+    assert.ok(r.every((x) => x.error === undefined && x.findings.length === 0));
+    const widthMissing = nvmlError('nvmlDeviceGetCurrPcieLinkWidth', NVML.FUNCTION_NOT_FOUND);
+    assert.equal(runCheck(pcieCheck, nvml({ width: widthMissing }), PCIE_DEFAULTS).error, widthMissing);
+  });
+
   it('GPU_IS_LOST or an unknown error from any call is the error', () => {
     for (const code of [NVML.GPU_IS_LOST, NVML.UNKNOWN]) {
       const err = nvmlError('nvmlDeviceGetCurrPcieLinkWidth', code);

@@ -56,6 +56,12 @@ describe('GPU check throttle (clocks event reasons)', () => {
     assert.equal(run(0x8).findings.length, 1, 'control: on by default');
   });
 
+  it('a driver without the call: no finding, no error, the skip on a gauge', () => {
+    const err = nvmlError('nvmlDeviceGetCurrentClocksEventReasons', NVML.FUNCTION_NOT_FOUND);
+    const r = runCheck(throttleCheck, stubNvml({ clocksEventReasons: () => err }), THROTTLE_DEFAULTS);
+    assert.deepEqual(r, { findings: [], gauges: { clocks_event_reasons_query_missing: 1 } });
+  });
+
   it('NOT_SUPPORTED is no finding and no error; GPU_IS_LOST and other errors are the error', () => {
     const unsupported = runCheck(
       throttleCheck,
