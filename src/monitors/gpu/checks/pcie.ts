@@ -65,7 +65,7 @@ interface Link {
 
 interface Reading {
   readonly link?: Link;
-  /** True or false when the clock event reasons answered; undefined when NOT_SUPPORTED. */
+  /** True or false when the clock event reasons answered; undefined when the GPU or driver cannot say. */
   readonly idle?: boolean;
   readonly replays?: number;
 }

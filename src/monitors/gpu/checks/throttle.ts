@@ -13,8 +13,9 @@ import { describeGpu } from '../identity.ts';
  *   0x80 HwPowerBrakeSlowdown: "External Power Brake Assertion being triggered (e.g. by the system power
  *        supply)"
  * Never judged: GpuIdle 0x1 (nothing runs), ApplicationsClocksSetting 0x2 and SwPowerCap 0x4 (what an
- * operator set), SyncBoost 0x10, SwThermalSlowdown 0x20 (the driver's own policy below the HW limits),
- * DisplayClockSetting 0x100: each is the GPU working as configured. The H200 of gpu.md section 0 reported
+ * operator set), SyncBoost 0x10, SwThermalSlowdown 0x20 (software lowering the clocks above the max
+ * operating temperature, before the hardware has to), DisplayClockSetting 0x100: each is the GPU's own
+ * management working as configured (issue 40: "never idle, application clocks or the SW power cap"). The H200 of gpu.md section 0 reported
  * 0x1 (idle) at rest. DCGM's THERMAL/POWER watches and the EKS agent's thermal/power policies give
  * warnings, never a failure (DcgmHealthWatch.cpp MonitorThermal/MonitorPower: DCGM_HEALTH_RESULT_WARN;
  * aws/eks-node-monitoring-agent pkg/reasons: NvidiaThermalError and NvidiaPowerError are Warning), so each
