@@ -92,10 +92,7 @@ function unanswered(err: NvmlError): CheckResult {
   return none ? { findings: [] } : { findings: [], error: err };
 }
 
+/** The call label is the NVML function, as the binding's errors name it (npd_gpu_nvml_errors_total). */
 function fieldError(field: FieldValue): NvmlError {
-  return new NvmlError(
-    `nvmlDeviceGetFieldValues(${field.fieldId})`,
-    field.ret,
-    `field answered ${field.ret}`,
-  );
+  return new NvmlError('nvmlDeviceGetFieldValues', field.ret, `field ${field.fieldId} answered ${field.ret}`);
 }
