@@ -1,7 +1,8 @@
 /** Prints the fleet bench's windows: one table row per scenario, its details, and the extrapolation. */
 import { deltaBy } from '../fleet/apiserver.ts';
+import type { AuditRow } from '../fleet/audit-rows.ts';
 import { quantile, fmt } from '../fleet/util.ts';
-import { maxPerNode, retryAfterFigures } from '../fleet/window-stats.ts';
+import { loadFigures, maxPerNode, retryAfterFigures } from '../fleet/window-stats.ts';
 import { metricSum } from '../fleet/workers.ts';
 import type { Window } from './fleet-window.ts';
 
@@ -26,12 +27,33 @@ function nonzero(m: Record<string, number>, pattern: RegExp): string {
     .join('; ');
 }
 
+function failedByKind(rows: readonly AuditRow[]): Record<string, number> {
+  const failed: Record<string, number> = {};
+  for (const r of rows) {
+    if (r.code < 400) continue;
+    const k = `${r.verb} ${r.resource} ${r.code}`;
+    failed[k] = (failed[k] ?? 0) + 1;
+  }
+  return failed;
+}
+
 export function details(w: Window): void {
   console.log(`\n### ${w.label} (${w.load1} at its end)`);
   const first30 = w.rows.filter((r) => r.at < w.t0 + 30_000).length;
   console.log(
     `  requests in the first 30 s: ${first30}; by kind ${JSON.stringify(w.load.byKind)}; codes ${JSON.stringify(w.load.codes)}`,
   );
+  // A fleet-wide change makes every agent write in the same second by design; a busy second after the
+  // first 10 s is retries or heartbeats moving in step.
+  const later = loadFigures(
+    w.rows.filter((r) => r.at >= w.t0 + 10_000),
+    w.seconds - 10,
+  );
+  console.log(
+    `  after the first 10 s: busiest second ${later.peakQps} requests, mean ${fmt(later.meanQps)}/s`,
+  );
+  const failed = failedByKind(w.rows);
+  if (Object.keys(failed).length > 0) console.log(`  failed requests by kind: ${JSON.stringify(failed)}`);
   const busiest = maxPerNode(w.rows, 10_000);
   console.log(`  busiest node: ${busiest.count} requests within 10 s (${busiest.node})`);
   const ra = retryAfterFigures(w.rows);

@@ -14,6 +14,8 @@ export interface EventAccount {
   /** Events with the tag on the API server. */
   readonly written: number;
   readonly givenUp: number;
+  /** npd_events_given_up_total's growth by reason (retries_exhausted, rejected, shutdown). */
+  readonly givenUpBy: Record<string, number>;
   readonly dropped: number;
   readonly spamFiltered: number;
   /** recorded - written - counted losses: > 0 means lost without a count (or still in flight). */
@@ -34,12 +36,18 @@ export async function taggedEvents(cp: ControlPlane, tag: string): Promise<numbe
 
 function account(recorded: number, written: number, d: MetricTotals): EventAccount {
   const givenUp = metricSum(d, 'npd_events_given_up_total');
+  const givenUpBy: Record<string, number> = {};
+  for (const [k, v] of Object.entries(d)) {
+    const reason = /^npd_events_given_up_total\{.*reason="([^"]+)"/.exec(k)?.[1];
+    if (reason && v > 0) givenUpBy[reason] = (givenUpBy[reason] ?? 0) + v;
+  }
   const dropped = metricSum(d, 'npd_events_dropped_total');
   const spamFiltered = metricSum(d, 'npd_events_spam_filtered_total');
   return {
     recorded,
     written,
     givenUp,
+    givenUpBy,
     dropped,
     spamFiltered,
     unaccounted: recorded - written - givenUp - dropped - spamFiltered,
