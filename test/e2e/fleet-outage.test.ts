@@ -106,8 +106,10 @@ test('a throttled fleet backs off: bounded requests per node, Retry-After honour
   const ra = retryAfterFigures(rows);
   // Control: the fleet was throttled, so the pacing checks below saw rejections.
   assert.ok(ra.rejected >= NODES, `429s: ${ra.rejected}`);
+  // The most a paced agent makes in 10 s: its event loop waits at least the 1 s Retry-After (10), its
+  // status loop at least 10 s after a failed sync (2). A loop that does not wait makes hundreds.
   const busiest = maxPerNode(rows, 10_000);
-  assert.ok(busiest.count <= 10, `${busiest.node}: ${busiest.count} requests within 10 s`);
+  assert.ok(busiest.count <= 12, `${busiest.node}: ${busiest.count} requests within 10 s`);
   // APF's Retry-After is at least 1 s; 100 ms of slack for the audit timestamps.
   const early = ra.gapsMs.filter((g) => g < 900);
   assert.deepEqual(early, [], 'requests sooner than Retry-After after a 429');
