@@ -15,6 +15,12 @@ import { buildFakeNvml } from '../support/fake-nvml/build.ts';
 import { appendFakeNvmlEvents, fakeNvmlEnv, writeFakeNvmlState } from '../support/fake-nvml/state.ts';
 import type { FaultOutcome } from './fault.ts';
 
+/** Waits until the agent has taken what was written (kmsg: this fault's first n records). */
+export interface Delivered {
+  kmsg(records: number): Promise<void>;
+  nvml(): Promise<void>;
+}
+
 /** nvmlEventTypeXidCriticalError (nvml.h; gpu.md 2.3). */
 const XID_CRITICAL = 0x8;
 const H200_LINES = join(REPO, 'test', 'golden', 'cases', 'rules-gpu-h200', 'input.log');
@@ -27,11 +33,13 @@ export interface FakeHost {
   /** FAKE_NVML_STATE and FAKE_NVML_EVENTS, for the agent and the probe. */
   readonly env: Readonly<Record<string, string>>;
   /**
-   * Writes Xid `xid`'s kernel records and NVML event, as the driver would on a real fault. A FIFO read
-   * returns whatever is buffered, where /dev/kmsg returns one record a read: `delivered(n)` waits until
-   * the agent has read this fault's first n records, so each write is read alone.
+   * Writes Xid `xid`'s kernel records and NVML event, as the driver would on a real fault, in the order
+   * `order` says (on the H200 the two arrived 6 ms apart, either may win). A FIFO read returns whatever
+   * is buffered, where /dev/kmsg returns one record a read: `delivered.kmsg(n)` waits until the agent has
+   * read this fault's first n records, so each write is read alone; `delivered.nvml()` until the agent
+   * has taken the event, so the order holds.
    */
-  fault(xid: 31 | 43, delivered: (records: number) => Promise<void>): Promise<FaultOutcome>;
+  fault(xid: 31 | 43, order: 'kernel-first' | 'nvml-first', delivered: Delivered): Promise<FaultOutcome>;
   close(): void;
 }
 
@@ -90,16 +98,27 @@ export function makeFakeHost(dir: string, gpus: number): FakeHost {
     root,
     library: buildFakeNvml(),
     env,
-    async fault(xid, delivered) {
+    async fault(xid, order, delivered) {
       const startedAt = Date.now();
       const records = [...(identified ? [] : lines.identity), lines.xid.get(xid) as string];
       identified = true;
+      const event = async () => {
+        appendFakeNvmlEvents(env.FAKE_NVML_EVENTS, { index: 0, type: XID_CRITICAL, data: xid });
+        await delivered.nvml();
+      };
+      if (order === 'nvml-first') await event();
       for (const [i, r] of records.entries()) {
         writeSync(writer, restamp(r, seq++, process.pid));
-        await delivered(i + 1);
+        await delivered.kmsg(i + 1);
       }
-      appendFakeNvmlEvents(env.FAKE_NVML_EVENTS, { index: 0, type: XID_CRITICAL, data: xid });
-      return { xid, way: 'dry-run', error: 'none (dry run: no CUDA fault)', pid: process.pid, startedAt };
+      if (order === 'kernel-first') await event();
+      return {
+        xid,
+        way: `dry-run, ${order}`,
+        error: 'none (dry run: no CUDA fault)',
+        pid: process.pid,
+        startedAt,
+      };
     },
     close: () => closeSync(writer),
   };

@@ -57,7 +57,10 @@ interface Run {
   readonly opts: Options;
 }
 
-/** A dry run's fault: the H200's records one at a time (each read alone), then NVML's event. */
+/**
+ * A dry run's fault: the H200's records one at a time (each read alone) and NVML's event, Xid 31 with the
+ * kernel log first and Xid 43 with NVML first, so both of the agent's orders are exercised.
+ */
 async function dryFault(run: Run, xid: 31 | 43): Promise<FaultOutcome> {
   const host = run.host as FakeHost;
   if (run.opts.dryRun === 'silent')
@@ -68,12 +71,16 @@ async function dryFault(run: Run, xid: 31 | 43): Promise<FaultOutcome> {
       pid: process.pid,
       startedAt: Date.now(),
     };
-  const read = async () =>
-    total(await scrape(run.agent.metricsUrl), 'npd_log_lines_read_total', { source: run.sources.kernel });
-  const base = await read();
-  return host.fault(xid, (n) =>
-    waitFor(async () => (await read()) >= base + n, left(10_000), run.agent.tail),
-  );
+  const count = async (name: string, labels: Record<string, string>) =>
+    total(await scrape(run.agent.metricsUrl), name, labels);
+  const read = () => count('npd_log_lines_read_total', { source: run.sources.kernel });
+  const events = () => count('npd_gpu_nvml_events_total', { source: run.sources.nvml, type: 'xid' });
+  const [readBase, eventBase] = [await read(), await events()];
+  const until = (check: () => Promise<boolean>) => waitFor(check, left(10_000), run.agent.tail);
+  return host.fault(xid, xid === 31 ? 'kernel-first' : 'nvml-first', {
+    kmsg: (n) => until(async () => (await read()) >= readBase + n),
+    nvml: () => until(async () => (await events()) > eventBase),
+  });
 }
 
 /** One Xid: the fault, then both paths polled until each saw it or the wait is over. */

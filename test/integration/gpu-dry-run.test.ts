@@ -65,6 +65,14 @@ test('test:gpu dry run: the agent sees Xid 31 and 43 through the kernel log and 
     // One event per Xid: exactly one path's report is the event, the other's the dropped duplicate.
     assert.equal(block.match(/first \(evidence/g)?.length, 1, block);
   }
+  // Xid 31 reaches the agent through the kernel log first, Xid 43 through NVML first: both orders.
+  assert.match(xidBlock(out, 31), /kernel log +SEEN +event NVRMXid31 first \(evidence kmsg\/kernel\)/);
+  assert.match(xidBlock(out, 31), /NVML +SEEN .*dropped as the Xid the kernel log reported first/);
+  assert.match(xidBlock(out, 43), /NVML +SEEN .*event NVRMXid43 first \(evidence nvml\//);
+  assert.match(
+    xidBlock(out, 43),
+    /kernel log +SEEN +matched NVRMXid43; dropped as the Xid NVML reported first/,
+  );
   assert.match(out, /-- \/conditions\n {3}GPUUnhealthy +False/);
   assert.match(out, /npd_gpu_xid_total\{code="31"\} 1\n/);
   assert.match(out, /npd_gpu_xid_total\{code="43"\} 1\n/);
