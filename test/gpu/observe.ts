@@ -94,9 +94,15 @@ function kernelView(
   if (dropped > 0)
     return { seen: true, detail: `matched NVRMXid${fault.xid}; dropped as the Xid NVML reported first` };
   const read = delta(before, after, 'npd_log_lines_read_total', { source: s.kernel });
+  // The driver may name the fault otherwise than the H200 did (another Xid for the same pid): say which.
+  const other = records
+    .filter((r) => r.msg === 'Event occurred' && Date.parse(String(r.time)) >= fault.startedAt)
+    .filter((r) => fault.pid !== null && String(r.message).includes(`pid=${fault.pid}`))
+    .map((r) => String(r.reason));
+  const instead = other.length > 0 ? `; events for that pid: ${other.join(', ')}` : '';
   return {
     seen: false,
-    detail: `no NVRMXid${fault.xid} line with pid=${fault.pid} (${read} kernel records read meanwhile)`,
+    detail: `no NVRMXid${fault.xid} line with pid=${fault.pid} (${read} kernel records read meanwhile${instead})`,
   };
 }
 
