@@ -202,7 +202,9 @@ export class Agent {
 
   private createMonitors(): void {
     const { options, clock, registry, logger, configs } = this.deps;
-    this.monitorDeps = monitorDeps(options, clock, registry, logger);
+    // Late-bound: the exporter is created after the monitors and learns the Node after that.
+    const node = (resource: string) => this.exporter?.nodeCapacity?.(resource);
+    this.monitorDeps = monitorDeps(options, clock, registry, logger, node);
     this.running = configs.map((loaded) => ({ loaded, monitor: this.create(loaded) }));
   }
 

@@ -47,6 +47,8 @@ export interface Exporter {
   setConditionTypes?(types: readonly string[]): void;
   /** Takes monitor events; they are recorded once the Node UID is known (at once without a cluster). */
   readonly events: Pick<EventDispatcher, 'dispatch' | 'declare'>;
+  /** Kubernetes mode: the Node's status.capacity of a resource as last seen (NodeInfo.capacity). */
+  nodeCapacity?(resource: string): string | undefined;
   stop(graceMs: number): Promise<void>;
 }
 
@@ -139,7 +141,7 @@ function startConditions(
 ): ConditionManager {
   const { options, clock, registry, logger } = deps;
   const writer = options.updateNodeConditions
-    ? new KubeNodeStatusWriter(client, options.nodeName, (uid) => nodeInfo.observe(uid))
+    ? new KubeNodeStatusWriter(nodeInfo.observing(client), options.nodeName, (uid) => nodeInfo.observe(uid))
     : undefined;
   const conditions = new ConditionManager({
     writer,
@@ -180,6 +182,7 @@ function kubeExporter(parts: KubeParts): Exporter {
   return {
     mode: 'kubernetes',
     conditions,
+    nodeCapacity: (resource) => parts.nodeInfo.capacity(resource),
     setConditionTypes(types) {
       ownership.configure(types);
       conditions.requestSync(0);

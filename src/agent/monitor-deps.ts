@@ -7,8 +7,17 @@ import type { MonitorDeps } from '../monitors/deps.ts';
 import { SourceHub } from '../sources/hub.ts';
 import type { Options } from './options.ts';
 
-/** What every monitor gets: one clock, registry, host paths and source hub, and the trust flags. */
-export function monitorDeps(options: Options, clock: Clock, registry: Registry, logger: Logger): MonitorDeps {
+/**
+ * What every monitor gets: one clock, registry, host paths and source hub, the trust flags, and the
+ * Node's capacity once the exporter has fetched the Node (`nodeCapacity`, late-bound by the caller).
+ */
+export function monitorDeps(
+  options: Options,
+  clock: Clock,
+  registry: Registry,
+  logger: Logger,
+  nodeCapacity?: (resource: string) => string | undefined,
+): MonitorDeps {
   return {
     clock,
     logger,
@@ -19,5 +28,7 @@ export function monitorDeps(options: Options, clock: Clock, registry: Registry, 
     trustJournalWriters: options.trustJournalWriters,
     trustFileWriters: options.trustFileWriters,
     sources: new SourceHub(),
+    nodeCapacity,
+    gpuExpectedCount: options.gpuExpectedCount || undefined,
   };
 }

@@ -10,12 +10,13 @@ import {
 } from './condition-options.ts';
 import { DIAGNOSTICS_FLAGS, type DiagnosticsOptions, diagnosticsOptions } from './diagnostics-options.ts';
 import { B, D, type FlagReader, I, IGNORED, L, S } from './flag-specs.ts';
+import { GPU_FLAGS, type GpuOptions, gpuOptions } from './gpu-options.ts';
 import { checkListen, toDuration, toNumber, toProcRoot } from './flag-values.ts';
 import { KLOG_FLAGS } from './klog-flags.ts';
 import { EVENT_SINK_FLAGS, type EventSinkOptions, eventSinkOptions } from './sink-options.ts';
 
 /** Agent options: NPD's flags with NPD's defaults (npd.md §1.5), plus ours. */
-export interface Options extends EventSinkOptions, ConditionOptions, DiagnosticsOptions {
+export interface Options extends EventSinkOptions, ConditionOptions, DiagnosticsOptions, GpuOptions {
   readonly systemLogMonitors: readonly string[];
   readonly customPluginMonitors: readonly string[];
   readonly systemStatsMonitors: readonly string[];
@@ -62,6 +63,7 @@ export const FLAGS: readonly FlagSpec[] = [
   L('config.system-stats-monitor', 'System stats monitor config files, comma separated'),
   L('config.probe-monitor', 'Built-in probe monitor config files (no host binaries needed), comma separated'),
   L('config.gpu-monitor', 'NVIDIA GPU health from NVML (plugin nvml) config files, comma separated'),
+  ...GPU_FLAGS,
   L('system-log-monitors', 'Deprecated alias of --config.system-log-monitor'),
   L('custom-plugin-monitors', 'Deprecated alias of --config.custom-plugin-monitor'),
   B('enable-k8s-exporter', 'Report conditions and events to the API server', true),
@@ -196,6 +198,7 @@ function readOptions(f: FlagReader, env: NodeJS.ProcessEnv, hostname: string): O
     taintOnCondition: taints.rules,
     ...conditions,
     ...diagnosticsOptions(f),
+    ...gpuOptions(f),
     logFormat: logFormat(f),
     version: f.get('version') === 'true',
     help: f.get('help') === 'true',

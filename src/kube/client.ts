@@ -38,6 +38,8 @@ export interface NodeSnapshot {
   readonly conditions: readonly JsonObject[];
   readonly annotations: Readonly<Record<string, string>>;
   readonly taints: readonly JsonObject[];
+  /** status.capacity as the kubelet publishes it: quantities by resource (`nvidia.com/gpu`: "8"). */
+  readonly capacity?: Readonly<Record<string, string>>;
 }
 
 export interface KubeClientOptions {
@@ -78,6 +80,7 @@ export function nodeSnapshot(raw: JsonObject): NodeSnapshot {
     conditions: objectList(asObject(raw.status).conditions),
     annotations: stringMap(metadata.annotations),
     taints: objectList(asObject(raw.spec).taints),
+    capacity: stringMap(asObject(raw.status).capacity),
   };
 }
 

@@ -42,6 +42,8 @@ export class NodeInfo {
   private resolveReady: (uid: string) => void = () => {};
   private known: string | undefined;
   private snapshot: NodeSnapshot | undefined;
+  /** The newest Node seen, from the GET or a status patch's response (the heartbeat's, at least). */
+  private latest: NodeSnapshot | undefined;
   private timer: TimerHandle | undefined;
   private running = false;
   private failures = 0;
@@ -80,6 +82,28 @@ export class NodeInfo {
     return this.snapshot;
   }
 
+  /**
+   * The Node's status.capacity of `resource` as last seen ("8" for `nvidia.com/gpu`), undefined while
+   * no Node was seen or it has none. The kubelet updates capacity as device plugins register.
+   */
+  capacity(resource: string): string | undefined {
+    return this.latest?.capacity?.[resource];
+  }
+
+  /**
+   * A client whose status patches keep capacity() current: each response is the whole Node, so the
+   * heartbeat refreshes it without a GET of its own.
+   */
+  observing(client: Pick<KubeClient, 'patchNodeStatus'>): Pick<KubeClient, 'patchNodeStatus'> {
+    return {
+      patchNodeStatus: async (name, body) => {
+        const node = await client.patchNodeStatus(name, body);
+        if (node.uid !== '' && (this.known === undefined || node.uid === this.known)) this.latest = node;
+        return node;
+      },
+    };
+  }
+
   /** Learns the UID from another response; the first UID seen wins and ends the background fetch. */
   observe(uid: string): void {
     if (uid === '' || this.known !== undefined) return;
@@ -95,6 +119,7 @@ export class NodeInfo {
       if (node.uid === '') throw new Error(`node ${this.opts.nodeName} has no metadata.uid`);
       this.fetches.inc({ result: 'success' });
       this.snapshot = node;
+      this.latest = node;
       this.observe(node.uid);
     } catch (err) {
       this.fetches.inc({ result: 'failure' });

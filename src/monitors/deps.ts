@@ -22,4 +22,12 @@ export interface MonitorDeps extends SourceDeps {
    * it, as in NPD (docs/rules.md, "Who wrote a log file line"). Off by default.
    */
   readonly trustFileWriters?: boolean | undefined;
+  /**
+   * The Node's status.capacity of a resource ("8" for `nvidia.com/gpu`) as the exporter last saw it.
+   * Late-bound: monitors start before the Node is fetched, so it answers undefined until then, and
+   * always without a cluster.
+   */
+  readonly nodeCapacity?: ((resource: string) => string | undefined) | undefined;
+  /** --gpu-expected-count: overrides the nvml configs' expectedCount; undefined keeps theirs. */
+  readonly gpuExpectedCount?: number | undefined;
 }

@@ -50,6 +50,8 @@ export interface CheckContext<O> {
   readonly now: number;
   /** The host's /sys and /proc (--host-root), for checks that compare NVML with the PCI bus. */
   readonly paths?: HostPaths;
+  /** The Node's `nvidia.com/gpu` capacity as last seen; undefined when not known (or not asked for). */
+  readonly nodeGpuCapacity?: number | undefined;
 }
 
 /** A GPU health check: one per file under checks/, registered in checks/index.ts. */

@@ -27,6 +27,7 @@ export class GpuMetrics {
   private readonly nvmlErrors: Counter<'call' | 'code'>;
   private readonly events: Counter<'source' | 'type'>;
   private readonly unattributed: Counter<'source'>;
+  private readonly expected: Gauge<'source' | 'from'>;
   private readonly values = new Map<string, Gauge<GpuLabel>>();
 
   constructor(registry: Registry, source: string) {
@@ -62,6 +63,11 @@ export class GpuMetrics {
       help: 'NVML events whose device handle is none the monitor enumerated: reported without a GPU identity.',
       labelNames: ['source'],
     });
+    this.expected = gauge(registry, {
+      name: 'npd_gpu_expected_count',
+      help: 'The GPU count device-count expects: from=config (expectedCount, --gpu-expected-count), from=node (the Node nvidia.com/gpu capacity; 0 while not known, the comparison skipped).',
+      labelNames: ['source', 'from'],
+    });
     zeroed(this.events, ...EVENT_KINDS.map((type) => ({ source, type })));
     zeroed(this.unattributed, { source });
     this.setState('no_gpu');
@@ -78,6 +84,11 @@ export class GpuMetrics {
 
   event(type: GpuEventKind): void {
     this.events.inc({ source: this.source, type });
+  }
+
+  /** What device-count compares NVML with besides the PCI bus; a comparison not configured has no series. */
+  expectedCount(from: 'config' | 'node', count: number | undefined): void {
+    this.expected.set({ source: this.source, from }, count ?? 0);
   }
 
   unattributedEvent(): void {

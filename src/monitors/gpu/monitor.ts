@@ -7,6 +7,7 @@ import type { MonitorDeps } from '../deps.ts';
 import type { Monitor, MonitorType } from '../monitor.ts';
 import type { Gpu, GpuCheck } from './check.ts';
 import { startNvml } from './enumerate.ts';
+import { withExpectedCount } from './expected-count.ts';
 import { GpuMetrics, type GpuMonitorState } from './metrics.ts';
 import { nvidiaGpusOnBus } from './pci-bus.ts';
 import { GpuPoller, REINIT } from './poll-cycle.ts';
@@ -205,6 +206,9 @@ export function gpuMonitorType(
 ): MonitorType<GpuMonitorConfig> {
   return {
     configKind: gpuConfigKind(checks),
-    create: (config, deps) => new GpuMonitor(config, deps, loaderFor(config.library), checks),
+    create: (config, deps) => {
+      const c = withExpectedCount(config, deps.gpuExpectedCount);
+      return new GpuMonitor(c, deps, loaderFor(c.library), checks);
+    },
   };
 }

@@ -5,6 +5,7 @@ import type { ConditionConfig } from '../../rules/config.ts';
 import type { MonitorDeps } from '../deps.ts';
 import type { Gpu, GpuCheck, GpuFinding } from './check.ts';
 import { interpretEvent } from './events.ts';
+import { NodeGpuCapacity } from './expected-count.ts';
 import type { GpuMetrics } from './metrics.ts';
 import { type ActiveCheck, CheckStates, lostFinding, type Poll, runChecks } from './poller.ts';
 import { FALLEN_OFF_BUS, type GpuMonitorConfig } from './schema.ts';
@@ -48,6 +49,8 @@ export class GpuPoller {
   private problems: string[] = [];
   /** The last poll's fatal check findings, so an event between polls keeps them in the condition. */
   private lastFatal: readonly GpuFinding[] = [];
+  /** device-count's `expectedCountFrom: node`; undefined when not asked for. */
+  private readonly nodeCapacity: NodeGpuCapacity | undefined;
 
   constructor(
     config: GpuMonitorConfig,
@@ -67,6 +70,14 @@ export class GpuPoller {
         options: config.checks[check.name]?.options,
       }));
     this.gpuCondition = new GpuCondition(config.conditions[0] as ConditionConfig, evidence, deps.clock.now());
+    const count = config.checks['device-count'];
+    const options = (count?.enabled ? count.options : {}) as {
+      expectedCount?: number;
+      expectedCountFrom?: string;
+    };
+    if (options.expectedCount !== undefined) metrics.expectedCount('config', options.expectedCount);
+    if (options.expectedCountFrom === 'node')
+      this.nodeCapacity = new NodeGpuCapacity(deps.nodeCapacity, deps.logger, config.source);
   }
 
   /** A new NVML session: its GPUs (the lost ones held as fallen off the bus) and fresh check memory. */
@@ -96,6 +107,8 @@ export class GpuPoller {
     const nvml = this.nvml;
     if (!nvml) return { events: [] };
     const now = this.deps.clock.now();
+    const nodeGpuCapacity = this.nodeCapacity?.read();
+    if (this.nodeCapacity) this.metrics.expectedCount('node', nodeGpuCapacity);
     const p = runChecks({
       nvml,
       checks: this.checks,
@@ -103,6 +116,7 @@ export class GpuPoller {
       now,
       paths: this.deps.paths,
       states: this.states,
+      nodeGpuCapacity,
     });
     for (const g of p.lost) this.hold(lostFinding(g, 'NVML answered GPU_IS_LOST', FALLEN_OFF_BUS));
     const lost = new Set(p.lost.map((g) => g.index));

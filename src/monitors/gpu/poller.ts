@@ -48,6 +48,7 @@ export interface PollInput {
   readonly now: number;
   readonly paths?: HostPaths | undefined;
   readonly states: CheckStates;
+  readonly nodeGpuCapacity?: number | undefined;
 }
 
 /** Runs every enabled check on every GPU (node-scope checks once). Never throws. */
@@ -63,6 +64,7 @@ export function runChecks(input: PollInput): Poll {
         options,
         now: input.now,
         ...(input.paths ? { paths: input.paths } : {}),
+        nodeGpuCapacity: input.nodeGpuCapacity,
       };
       const result = runOne(check, ctx, gpu, input.states);
       const error = result.error;

@@ -19,7 +19,10 @@ const NODE = {
   kind: 'Node',
   metadata: { name: 'node-1', uid: '4f1c-uid', annotations: { a: 'b', n: 1 } },
   spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] },
-  status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  status: {
+    conditions: [{ type: 'Ready', status: 'True' }],
+    capacity: { cpu: '96', 'nvidia.com/gpu': '8' },
+  },
 };
 
 const plain = plainConnection;
@@ -81,6 +84,7 @@ describe('KubeClient over HTTP', () => {
       conditions: [{ type: 'Ready', status: 'True' }],
       annotations: { a: 'b' },
       taints: [{ key: 'k', effect: 'NoSchedule' }],
+      capacity: { cpu: '96', 'nvidia.com/gpu': '8' },
     });
     const [req] = srv.requests;
     assert.equal(req?.method, 'GET');

@@ -109,6 +109,32 @@ describe('NodeInfo', () => {
     assert.equal(client.calls.length, 1);
     assert.equal(info.uid(), 'from-patch');
   });
+
+  it("keeps the Node's capacity from the GET and from every status patch's response", async () => {
+    const clock = new FakeClock(0);
+    const withGpus = (uid: string, gpus: string): NodeSnapshot => ({
+      ...snapshot(uid),
+      capacity: { cpu: '96', 'nvidia.com/gpu': gpus },
+    });
+    const answers = [withGpus('uid-1', '8'), withGpus('uid-1', '7'), withGpus('uid-other', '1')];
+    const client = {
+      getNode: async () => answers[0] as NodeSnapshot,
+      patchNodeStatus: async () => answers.shift() as NodeSnapshot,
+    };
+    const info = new NodeInfo({ client, nodeName: 'node-1', clock, registry: createRegistry() });
+    assert.equal(info.capacity('nvidia.com/gpu'), undefined, 'no Node seen yet');
+    info.start();
+    await info.ready;
+    assert.equal(info.capacity('nvidia.com/gpu'), '8');
+    assert.equal(info.capacity('example.com/none'), undefined);
+    const patching = info.observing(client);
+    await patching.patchNodeStatus('node-1', {});
+    assert.equal(info.capacity('nvidia.com/gpu'), '8', 'the same answer as the GET');
+    await patching.patchNodeStatus('node-1', {});
+    assert.equal(info.capacity('nvidia.com/gpu'), '7', 'the device plugin re-registered fewer');
+    await patching.patchNodeStatus('node-1', {});
+    assert.equal(info.capacity('nvidia.com/gpu'), '7', "another Node's answer is not this Node");
+  });
 });
 
 describe('KubeNodeStatusWriter', () => {

@@ -7,9 +7,14 @@ import { unanswered } from './ecc.ts';
 /** The EKS node monitoring agent's fatal reason (pkg/reasons/reasons.yaml). */
 export const DEVICE_COUNT_MISMATCH = 'NvidiaDeviceCountMismatch';
 
-/** `expectedCount`: the GPUs the node must have; the config's top-level `expectedCount` fills it. */
+/**
+ * `expectedCount`: the GPUs the node must have; the config's top-level `expectedCount` (or the flag
+ * --gpu-expected-count) fills it. `expectedCountFrom: node`: also expect the Node's `nvidia.com/gpu`
+ * capacity (off by default; see compareNode).
+ */
 export const deviceCountOptions = z.strictObject({
   expectedCount: z.number().int().min(1).optional(),
+  expectedCountFrom: z.enum(['node']).optional(),
 });
 export type DeviceCountOptions = z.infer<typeof deviceCountOptions>;
 
@@ -38,6 +43,7 @@ export const deviceCountCheck: GpuCheck<DeviceCountOptions, null> = {
     const expected = ctx.options.expectedCount;
     if (expected !== undefined && count !== expected)
       problems.push(`NVML sees ${count} GPUs, ${expected} expected`);
+    if (ctx.options.expectedCountFrom === 'node') problems.push(...compareNode(count, ctx.nodeGpuCapacity));
     if (problems.length === 0) return { findings: [] };
     const message = `${problems.join('; ')}: a GPU fell off the bus or failed to initialise`;
     return {
@@ -45,3 +51,22 @@ export const deviceCountCheck: GpuCheck<DeviceCountOptions, null> = {
     };
   },
 };
+
+/**
+ * NVIDIA's device plugin registers the GPUs NVML showed it when it started, and the kubelet publishes
+ * them as the Node's `nvidia.com/gpu` capacity, healthy or not (kubelet pkg/kubelet/cm/devicemanager
+ * manager.go GetCapacity: capacity = healthy + unhealthy devices; allocatable = healthy). So fewer in
+ * NVML than the capacity is a GPU lost since the plugin registered it. A GPU lost before the plugin
+ * started is in neither count: only expectedCount (the instance type's) or the PCI bus catches it, and
+ * the capacity a restarted plugin lowers is itself visible to the scheduler and to whoever watches the
+ * Node. More in NVML than the capacity is not judged (a plugin limited to some GPUs, MIG GPUs under the
+ * mixed strategy). Unknown capacity (no cluster, not fetched yet, no plugin): no finding from it.
+ * Only where `nvidia.com/gpu` counts whole GPUs: time-slicing replicas under that name, or MIG's single
+ * strategy, make the capacity count replicas or MIG devices (docs/rules.md says so).
+ */
+function compareNode(count: number, capacity: number | undefined): string[] {
+  if (capacity === undefined || count >= capacity) return [];
+  return [
+    `the Node's nvidia.com/gpu capacity is ${capacity} (the GPUs the device plugin registered) and NVML sees ${count}`,
+  ];
+}

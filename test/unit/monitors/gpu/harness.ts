@@ -9,6 +9,7 @@ import type { Status } from '../../../../src/core/types.ts';
 import type { NvmlLoader } from '../../../../src/host/nvml/api.ts';
 import { hostPaths } from '../../../../src/host/paths.ts';
 import { ProblemMetrics } from '../../../../src/metrics/problem-metrics.ts';
+import type { MonitorDeps } from '../../../../src/monitors/deps.ts';
 import { GPU_CHECKS } from '../../../../src/monitors/gpu/checks/index.ts';
 import { GpuMonitor } from '../../../../src/monitors/gpu/monitor.ts';
 import { type GpuMonitorConfig, validateGpuMonitor } from '../../../../src/monitors/gpu/schema.ts';
@@ -48,7 +49,14 @@ export class Harness {
   loads = 0;
 
   constructor(
-    opts: { gpus?: MemoryGpu[]; config?: Record<string, unknown>; loader?: NvmlLoader; root?: string } = {},
+    opts: {
+      gpus?: MemoryGpu[];
+      config?: Record<string, unknown>;
+      loader?: NvmlLoader;
+      root?: string;
+      /** MemoryDeps beyond the defaults: nodeCapacity, gpuExpectedCount, a logger. */
+      deps?: Partial<MonitorDeps>;
+    } = {},
   ) {
     this.nvml = new MemoryNvml(this.clock, opts.gpus);
     const root = opts.root ?? pciRoot((opts.gpus ?? [null]).map((_, i) => `0000:${hex(i)}:00.0`));
@@ -64,6 +72,7 @@ export class Harness {
       registry: this.registry,
       problemMetrics: new ProblemMetrics(this.registry),
       paths: hostPaths(root),
+      ...opts.deps,
     };
     this.monitor = new GpuMonitor(gpuConfig(opts.config), deps, loader, GPU_CHECKS);
   }
