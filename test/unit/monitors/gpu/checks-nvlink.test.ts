@@ -41,6 +41,17 @@ describe('GPU check nvlink', () => {
     assert.equal(asked.length, NVML_NVLINK_MAX_LINKS, 'every link id is asked');
   });
 
+  it('asks a link that answered NOT_SUPPORTED or INVALID_ARGUMENT only once; links that exist every poll', () => {
+    const { nvml, asked } = links(18);
+    const state = nvlinkCheck.initialState();
+    poll(nvml, state);
+    assert.equal(asked.length, NVML_NVLINK_MAX_LINKS, 'the first poll asks every link id');
+    asked.length = 0;
+    const again = poll(nvml, state);
+    assert.deepEqual(asked, [...Array(18).keys()], 'later polls ask only the 18 links that exist');
+    assert.deepEqual(again.gauges, { nvlink_links_active: 18, nvlink_links_inactive: 0 });
+  });
+
   it('one link inactive while the other 17 are active is fatal NvidiaNVLinkError naming the link', () => {
     const r = poll(links(18, [5]).nvml);
     assert.deepEqual(
