@@ -8,8 +8,10 @@
 // ldconfig call. The fake's state file lives in a mounted folder, so the test rewrites it while the pod
 // runs. Checks: a healthy H200 on /metrics and GPUUnhealthy False; a double-bit ECC error makes
 // GPUUnhealthy True on /conditions and the Node. Without the mount the monitor says there is no NVML
-// and sets no GPU problem, /healthz stays 200; the fake without the cache is not found (the control
-// that the cache, not the mount alone, is what the loader uses).
+// and sets no GPU problem, /healthz stays 200. The runtime's CDI mode mounts the libraries at the host's
+// path (/usr/lib64 on RHEL-family hosts) and older toolkits wrote no cache into images without one: the
+// component's LD_LIBRARY_PATH=/usr/lib64 finds the fake there without a cache, and without that
+// variable it is not found (the control).
 //   npm run test:container        (builds the image first)
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -158,12 +160,16 @@ describe('the image with the gpu component and a fake NVML (podman, runc)', { sk
     assert.equal(await c.terminate(30_000), 0, c.output().slice(-2000));
   });
 
-  test('control: the fake in /usr/lib64 without the cache is not found', { timeout: 240_000 }, async () => {
+  test("no cache (CDI mode on an /usr/lib64 host, older toolkits): found through the component's LD_LIBRARY_PATH; control: not without it", {
+    timeout: 240_000,
+  }, async () => {
     const root = loaderRoot(work, lib);
-    const { c, metrics } = await start(kustomizeWith(['gpu']), [
-      `--volume=${join(root, LIB_DIR, 'libnvidia-ml.so.1')}:${LIB_DIR}/libnvidia-ml.so.1:ro`,
-    ]);
-    await waitFor(async () => (await state(metrics, 'no_library')) === 1, 60_000, c.output);
-    assert.equal(await c.terminate(30_000), 0);
+    const mount = `--volume=${join(root, LIB_DIR, 'libnvidia-ml.so.1')}:${LIB_DIR}/libnvidia-ml.so.1:ro`;
+    const found = await start(kustomizeWith(['gpu']), [mount]);
+    await waitFor(async () => (await state(found.metrics, 'running')) === 1, 60_000, found.c.output);
+    assert.equal(await found.c.terminate(30_000), 0);
+    const control = await start(kustomizeWith(['gpu']), [mount, '--env=LD_LIBRARY_PATH=']);
+    await waitFor(async () => (await state(control.metrics, 'no_library')) === 1, 60_000, control.c.output);
+    assert.equal(await control.c.terminate(30_000), 0);
   });
 });

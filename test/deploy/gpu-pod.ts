@@ -59,6 +59,9 @@ function envProblems(c: Container): string[] {
   const caps = (env.get('NVIDIA_DRIVER_CAPABILITIES') ?? '').split(',');
   if (!caps.includes('utility') && !caps.includes('all'))
     out.push('NVIDIA_DRIVER_CAPABILITIES lacks "utility" (NVML)');
+  // The runtime's CDI mode on a RHEL-family host mounts NVML there, maybe without a loader cache.
+  if (!(env.get('LD_LIBRARY_PATH') ?? '').split(':').includes('/usr/lib64'))
+    out.push('LD_LIBRARY_PATH lacks /usr/lib64');
   const resources = (c.resources ?? {}) as Record<string, Record<string, string> | undefined>;
   for (const kind of ['requests', 'limits'])
     if (resources[kind]?.['nvidia.com/gpu'] !== undefined) out.push(`${kind} a GPU (nvidia.com/gpu)`);

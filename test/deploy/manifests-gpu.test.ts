@@ -54,6 +54,7 @@ describe('deploy/components/gpu and its variants', { skip }, () => {
     for (const p of [
       /NVIDIA_VISIBLE_DEVICES/,
       /NVIDIA_DRIVER_CAPABILITIES/,
+      /LD_LIBRARY_PATH/,
       /gpu\.yaml/,
       /GPU nodes/,
       /0 --config\.gpu-monitor/,
@@ -141,6 +142,11 @@ describe('deploy/components/gpu and its variants', { skip }, () => {
       s.containers[0]!.resources.limits['nvidia.com/gpu'] = '1';
     });
     assert.deepEqual(gpuPodProblems(requesting), ['limits a GPU (nvidia.com/gpu)']);
+    const cacheOnly = broken(render('gpu'), (s) => {
+      const c = s.containers[0]!;
+      c.env = c.env.filter((e) => e.name !== 'LD_LIBRARY_PATH');
+    });
+    assert.deepEqual(gpuPodProblems(cacheOnly), ['LD_LIBRARY_PATH lacks /usr/lib64']);
   });
 
   test('with journald and node-probes listed first, a variant keeps every monitor of each', () => {
