@@ -12,7 +12,7 @@
 //          real containerd's and kubelet's own output raises nothing, their own lines do; across a
 //          rotation, a journald restart and a pod restart
 //   helm   helm install of the chart with the image set, then its journald switch on a real journal and
-//          its pstore switch on a crash dump
+//          its pstore switch on a crash dump, and its gpu switch on this GPU-less node (gpu.ts)
 //   npm run test:node
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
@@ -20,6 +20,7 @@ import { after, before, describe, test } from 'node:test';
 import { waitFor } from '../support/agent-process.ts';
 import { NODE_IP } from './harness/network.ts';
 import { type NodeCluster, startNodeCluster } from './harness/node-cluster.ts';
+import { gpuOnGpulessNode } from './gpu.ts';
 import { helmBinary, helmInstall, helmUpgrade } from './helm.ts';
 import {
   checkIdentity,
@@ -287,5 +288,11 @@ describe('the DaemonSet under a real kubelet and containerd', { skip: nodeSkip()
       assert.match(await nodeEvents(node), /not syncing: Fatal exception \(Panic#2 in pstore \(dmesg-/);
       await chartJournal(node);
     });
+  });
+
+  test('gpu.enabled on this GPU-less node: "no NVML library" said once, /healthz 200, no GPU problem, no error', {
+    timeout: 600_000,
+  }, async () => {
+    await gpuOnGpulessNode(node);
   });
 });
