@@ -34,9 +34,20 @@ function harnessNote(fleet: Fleet): string {
   return `the ${pids.length} agent worker processes used ${cpu.toFixed(0)} s CPU in all, ${(rss / 1024).toFixed(0)} MiB RSS at the end`;
 }
 
+/** The rollout starts the agents, so it always runs; --steady=0, --outage=0 or --throttle=0 leave one out. */
+function chosen(opts: FleetBenchOptions): ((ctx: FleetContext) => Promise<Window>)[] {
+  return [
+    rollout,
+    ...(opts.steadySeconds > 0 ? [steady] : []),
+    correlated,
+    ...(opts.outageSeconds > 0 ? [outage] : []),
+    ...(opts.throttleSeconds > 0 ? [throttle] : []),
+  ];
+}
+
 async function scenarios(ctx: FleetContext): Promise<Window[]> {
   const out: Window[] = [];
-  for (const run of [rollout, steady, correlated, outage, throttle]) {
+  for (const run of chosen(ctx.opts)) {
     const w = await run(ctx);
     out.push(w);
     console.log(`${w.label}: done (${loadNote()})`);

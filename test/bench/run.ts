@@ -11,7 +11,7 @@
  *   fleet  issue 41's fleet: node identities with the DaemonSet's identity in worker processes beside a
  *          Lease-renewing neighbour, through a rollout, steady state, a correlated failure, an outage and
  *          throttling: --nodes=1000 --workers=2 --heartbeat=300 --rollout=60 --steady=300 --outage=120
- *          --throttle=120 (about 20 minutes at 1,000; not in `all`)
+ *          --throttle=120 (about 20 minutes at 1,000; not in `all`; 0 for steady, outage or throttle leaves it out)
  *   process  CPU per scrape of the process_* metrics: --scrapes=2000
  *   vs-npd this agent beside the real NPD v1.36.0 (test/tools/npd/build.sh builds it into .cache once) on
  *          the same /dev/kmsg with NPD's kernel-monitor.json: --rates=5000,20000,40000 --seconds=20
