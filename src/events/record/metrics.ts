@@ -12,7 +12,15 @@ import { counter } from '../../core/metrics.ts';
  */
 export type DropPoint = 'incoming' | 'watcher' | 'stopped' | 'invalid_type' | 'flush';
 
-export type GiveUpReason = 'retries_exhausted' | 'rejected' | 'shutdown';
+/**
+ * Why the API sink abandoned an event:
+ * - retries_exhausted: 12 attempts answered with a 429 or 5xx and Retry-After (and, with the outage hold
+ *   turned off, transport failures, as in client-go)
+ * - expired: the API server stayed unreachable until the event was older than the hold (its TTL there)
+ * - rejected: an HTTP status that is not retried
+ * - shutdown: the agent stopped while the event was waiting to be retried or in flight
+ */
+export type GiveUpReason = 'retries_exhausted' | 'expired' | 'rejected' | 'shutdown';
 
 export interface RecorderMetrics {
   readonly dropped: Counter<'point' | 'source' | 'watcher'>;

@@ -1,26 +1,14 @@
 import type { Registry } from 'prom-client';
 import { RetrySleeper } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
-import { retryAfterMs, SinkError } from '../../core/errors.ts';
+import { SinkError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { zeroed } from '../../core/metrics.ts';
-import { jitterUp } from '../../kube/backoff.ts';
 import type { Broadcaster, Watcher } from './broadcaster.ts';
 import { type CorrelatorOptions, EventCorrelator } from './correlator.ts';
 import { type GiveUpReason, type RecorderMetrics, recorderMetrics } from './metrics.ts';
+import { type Attempts, classify, type Failure, type RetryableFailure, RetryPolicy } from './retry-policy.ts';
 import type { EventPatch, EventSink, KubeEvent } from './types.ts';
-
-/** tools/record's maxTriesPerEvent: attempts in total, so at most 11 sleeps. */
-export const MAX_TRIES_PER_EVENT = 12;
-export const DEFAULT_SLEEP_MS = 10_000;
-/** Caps a server's Retry-After so one event cannot hold the head of the line for long. */
-export const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
-/**
- * A Retry-After wait is stretched by up to 25 % (events.k8s.io's broadcaster jitters its sleeps by the
- * same factor, wait.Jitter(10 s, 0.25)): APF tells every agent it rejected in one second the same value,
- * and they should not all come back in one second too.
- */
-export const RETRY_AFTER_JITTER = 0.25;
 
 export interface SinkLoopOptions {
   /** The event source, used as a metric label. */
@@ -35,9 +23,14 @@ export interface SinkLoopOptions {
   readonly sleepMs?: number;
   readonly maxTries?: number;
   readonly maxRetryAfterMs?: number;
+  /**
+   * How old an event may grow while the API server is unreachable and it is still retried, without
+   * using up maxTries: DEFAULT_OUTAGE_HOLD_MS, the server's default --event-ttl. 0: client-go's budget.
+   */
+  readonly outageHoldMs?: number;
 }
 
-type Outcome = { readonly done: true } | { readonly done: false; readonly retryAfterMs?: number };
+type Outcome = { readonly done: true } | { readonly done: false; readonly failure: RetryableFailure };
 
 function isNotFound(err: unknown): boolean {
   return err instanceof SinkError && err.statusCode === 404;
@@ -47,21 +40,34 @@ function logFields(event: KubeEvent): Record<string, unknown> {
   return { event: event.name, namespace: event.namespace, reason: event.reason, count: event.count };
 }
 
+const GIVE_UP_MESSAGES: Record<Exclude<GiveUpReason, 'rejected'>, string> = {
+  shutdown: 'Unable to write event (broadcaster is shut down)',
+  retries_exhausted: 'Unable to write event (retry limit exceeded!)',
+  expired: 'Unable to write event (API server unreachable until the event outlived its TTL there)',
+};
+
 /**
  * One API-sink watcher (client-go's StartRecordingToSink): its own correlator, events handled strictly one
  * at a time, 12 attempts per event. Error handling follows recordEvent: an HTTP status abandons the event,
- * a transport failure is retried. One deliberate deviation: a 429 or 5xx that carries Retry-After is
- * retried after that delay (capped), standing in for the Retry-After loop in client-go's REST client,
- * which @kubernetes/client-node lacks, stretched by up to 25 % so agents told the same value spread out;
- * it uses the same 12-attempt budget rather than a second one.
+ * a transport failure is retried. Deliberate deviations:
+ * - a 429 or 5xx that carries Retry-After is retried after that delay (capped), standing in for the
+ *   Retry-After loop in client-go's REST client, which @kubernetes/client-node lacks, stretched by up to
+ *   25 % so agents told the same value spread out; it uses the same 12-attempt budget rather than a second;
+ * - after giving an event up, the next waits out the sleep the abandoned one would have slept (holdOff);
+ * - a transport failure (no HTTP status: the server is unreachable) does not use up the 12 attempts while
+ *   the event is younger than outageHoldMs (1 h, the server's --event-ttl): client-go loses every event
+ *   of an outage longer than its ~110 s of tries. The head keeps being tried every sleepMs, the events
+ *   behind it wait in the watcher's bounded queue (1,000, drops counted), and past the hold the event is
+ *   given up as `expired`, since the server would already have deleted it;
+ * - an AlreadyExists answer to a create after an attempt of the same event failed without a definite
+ *   answer (no status, or a 429/5xx retried) counts as written: the earlier try was stored (a 504 whose
+ *   create went through), and the name is this agent's own. On a first attempt it stays a rejection.
  */
 export class SinkLoop {
   readonly correlator: EventCorrelator;
   private readonly opts: SinkLoopOptions;
   private readonly metrics: RecorderMetrics;
-  private readonly random: () => number;
-  private readonly sleepMs: number;
-  private readonly maxTries: number;
+  private readonly policy: RetryPolicy;
   private watcher: Watcher | undefined;
   private readonly sleeper: RetrySleeper;
   private flushing: Promise<void> | undefined;
@@ -76,10 +82,8 @@ export class SinkLoop {
     this.metrics = recorderMetrics(opts.registry);
     zeroSinkSeries(this.metrics, opts.source);
     this.correlator = new EventCorrelator({ ...opts.correlator, clock: opts.clock });
-    this.random = opts.random ?? Math.random;
     this.sleeper = new RetrySleeper(opts.clock);
-    this.sleepMs = opts.sleepMs ?? DEFAULT_SLEEP_MS;
-    this.maxTries = opts.maxTries ?? MAX_TRIES_PER_EVENT;
+    this.policy = new RetryPolicy({ ...opts, random: opts.random ?? Math.random });
   }
 
   attach(watcher: Watcher): void {
@@ -146,15 +150,27 @@ export class SinkLoop {
 
   private async writeWithRetry(event: KubeEvent, patch: EventPatch | undefined): Promise<void> {
     if (!(await this.holdOff())) return this.giveUp('shutdown', event);
-    for (let tries = 1; ; tries++) {
-      const outcome = await this.attempt(event, patch);
+    const attempts: Attempts = { made: 0, charged: 0, unanswered: false };
+    const started = this.opts.clock.hrtime();
+    for (;;) {
+      attempts.made++;
+      const outcome = await this.attempt(event, patch, attempts);
       if (outcome.done) return;
-      const delay = this.delayAfter(tries, outcome.retryAfterMs);
-      this.resumeAt = this.opts.clock.now() + delay;
-      if (tries >= this.maxTries) return this.giveUp('retries_exhausted', event);
-      if (!(await this.sleeper.sleep(delay))) return this.giveUp('shutdown', event);
+      const decision = this.policy.afterFailure(attempts, outcome.failure, this.ageOf(event, started));
+      this.resumeAt = this.opts.clock.now() + decision.delayMs;
+      if (!decision.retry) return this.giveUp(decision.reason, event);
+      if (!(await this.sleeper.sleep(decision.delayMs))) return this.giveUp('shutdown', event);
       this.metrics.retries.inc({ source: this.opts.source });
     }
+  }
+
+  /**
+   * The event's age by its lastTimestamp, but never less than the monotonic time spent on it here: a
+   * wall clock stepped back cannot stretch the hold.
+   */
+  private ageOf(event: KubeEvent, started: bigint): number {
+    const { clock } = this.opts;
+    return Math.max(clock.now() - event.lastTimestamp, Number(clock.hrtime() - started) / 1e6);
   }
 
   /**
@@ -168,21 +184,24 @@ export class SinkLoop {
     return this.sleeper.sleep(wait);
   }
 
-  private delayAfter(tries: number, retryAfterMs: number | undefined): number {
-    if (retryAfterMs !== undefined) {
-      const capped = Math.min(retryAfterMs, this.opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS);
-      return jitterUp(capped, RETRY_AFTER_JITTER, this.random);
-    }
-    return tries === 1 ? this.sleepMs * this.random() : this.sleepMs;
-  }
-
-  private async attempt(event: KubeEvent, patch: EventPatch | undefined): Promise<Outcome> {
+  private async attempt(
+    event: KubeEvent,
+    patch: EventPatch | undefined,
+    attempts: Attempts,
+  ): Promise<Outcome> {
     try {
       const written = await this.write(event, patch);
       this.correlator.updateState(written);
       return { done: true };
     } catch (err) {
-      return this.classify(err, event);
+      const failure = classify(err);
+      if (failure.kind !== 'rejected') {
+        this.logRetry(err, failure, event, attempts);
+        return { done: false, failure };
+      }
+      if (failure.alreadyExists && attempts.unanswered) this.alreadyWritten(err, event);
+      else this.reject(err, failure, event);
+      return { done: true };
     }
   }
 
@@ -204,34 +223,50 @@ export class SinkLoop {
     return created;
   }
 
-  private classify(err: unknown, event: KubeEvent): Outcome {
+  private logRetry(err: unknown, failure: RetryableFailure, event: KubeEvent, attempts: Attempts): void {
     const log = this.opts.logger;
-    if (!(err instanceof SinkError) || err.statusCode === undefined) {
-      log.warn({ err, ...logFields(event) }, 'Unable to write event (may retry after sleeping)');
-      return { done: false };
-    }
-    const wait = retryAfterMs(err);
-    if (wait !== undefined && (err.statusCode === 429 || err.statusCode >= 500)) {
-      log.warn({ err, retryAfterMs: wait, ...logFields(event) }, 'Server asked to retry event write later');
-      return { done: false, retryAfterMs: wait };
-    }
-    if (err.reason === 'AlreadyExists') {
-      log.debug({ err, ...logFields(event) }, 'Server rejected event (will not retry!)');
+    if (failure.kind === 'retry_after') {
+      log.warn(
+        { err, retryAfterMs: failure.ms, ...logFields(event) },
+        'Server asked to retry event write later',
+      );
+    } else if (this.policy.holding(attempts)) {
+      // Past client-go's 12 tries the outage is known and warned about; one line per 10 s adds nothing.
+      log.debug(
+        { err, attempt: attempts.made, ...logFields(event) },
+        'API server still unreachable, holding event',
+      );
     } else {
-      log.error({ err, ...logFields(event) }, 'Server rejected event (will not retry!)');
+      log.warn({ err, ...logFields(event) }, 'Unable to write event (may retry after sleeping)');
     }
+  }
+
+  /**
+   * The create of an earlier attempt was stored though its answer was lost (a 504, a reset after the
+   * request went out): the server holds this very event, so it is written, as its POST, and later
+   * repeats patch it.
+   */
+  private alreadyWritten(err: unknown, event: KubeEvent): void {
+    const { resourceVersion: _unknown, ...local } = event;
+    this.correlator.updateState(local);
+    this.metrics.written.inc({ source: this.opts.source, verb: 'create' });
+    this.opts.logger.debug(
+      { err, ...logFields(event) },
+      'Event already exists after an unanswered try: written',
+    );
+  }
+
+  private reject(err: unknown, failure: Extract<Failure, { kind: 'rejected' }>, event: KubeEvent): void {
+    const fields = { err, ...logFields(event) };
+    if (failure.alreadyExists) this.opts.logger.debug(fields, 'Server rejected event (will not retry!)');
+    else this.opts.logger.error(fields, 'Server rejected event (will not retry!)');
     this.metrics.givenUp.inc({ source: this.opts.source, reason: 'rejected' });
-    return { done: true };
   }
 
   private giveUp(reason: Exclude<GiveUpReason, 'rejected'>, event: KubeEvent): void {
     if (event === this.abandoned) return;
     this.metrics.givenUp.inc({ source: this.opts.source, reason });
-    const msg =
-      reason === 'shutdown'
-        ? 'Unable to write event (broadcaster is shut down)'
-        : 'Unable to write event (retry limit exceeded!)';
-    this.opts.logger.error(logFields(event), msg);
+    this.opts.logger.error(logFields(event), GIVE_UP_MESSAGES[reason]);
   }
 }
 
@@ -252,6 +287,6 @@ function zeroSinkSeries(m: RecorderMetrics, source: string): void {
   zeroed(m.retries, { source });
   zeroed(m.aggregated, { source });
   zeroed(m.spamFiltered, { source });
-  const reasons: GiveUpReason[] = ['retries_exhausted', 'rejected', 'shutdown'];
+  const reasons: GiveUpReason[] = ['retries_exhausted', 'expired', 'rejected', 'shutdown'];
   zeroed(m.givenUp, ...reasons.map((reason) => ({ source, reason })));
 }

@@ -2,7 +2,9 @@
  * The event side of the herd after an outage (issue 41 item 4): 1,000 agents' API sink loops on one
  * fake clock, each with its own seeded random, each recording the correlated failure's TaskHung event
  * every 10 s while the API server is away for 2 minutes. Counted: event writes per 1 s window after
- * the return, and that every event recorded is written, spam-filtered, given up or dropped.
+ * the return, and that every event recorded is written, spam-filtered, given up or dropped. The outage
+ * is within the 1 h hold, so each agent's first TaskHung is held, not given up, and every occurrence is
+ * written after the return: its create, then 11 PATCHes with counts 2-12 (12 is under the spam burst of 25).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -112,6 +114,10 @@ describe('1,000 event sink loops through a 2 minute outage', () => {
       `events: ${firstByAgent} writes after the return, busiest second ${peak}, last ${lastWrite} ms after; recorded ${recorded}, written ${written}, given up ${givenUp}, filtered ${filtered}, dropped ${dropped}`,
     );
     assert.equal(recorded, written + givenUp + filtered + dropped, 'every event accounted for');
+    assert.equal(recorded, AGENTS * 12);
+    assert.equal(givenUp, 0, 'held through the outage, not given up after 12 tries');
+    assert.equal(written, recorded, 'every TaskHung of the outage written after it');
+    assert.equal(after.length, AGENTS * 12, 'all of them after the return');
     assert.ok(lastWrite < 12_500, 'every loop retried within one 10 s sleep of the return, plus its jitter');
     assert.ok(peak < after.length, 'the writes did not all land in one second');
   });

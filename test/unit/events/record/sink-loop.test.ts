@@ -37,7 +37,7 @@ describe('recordToSink: create, patch and 404 fallback', () => {
 });
 
 describe('recordToSink: retries', () => {
-  it('retries transport errors: first sleep rand*10 s, then 10 s, giving up after 12 attempts', async () => {
+  it('retries transport errors: first sleep rand*10 s, then 10 s, past 12 attempts (outage hold)', async () => {
     const t = setup(() => transport());
     const done = settled(t.loop.recordToSink(kubeEvent()));
     await drain();
@@ -51,6 +51,22 @@ describe('recordToSink: retries', () => {
     await t.advance(1);
     assert.equal(t.sink.calls.length, 3);
     for (let i = 0; i < 9; i++) await t.advance(10_000);
+    assert.equal(t.sink.calls.length, 12);
+    await t.advance(10_000);
+    assert.equal(t.sink.calls.length, 13, 'unreachable: the 12 tries are not used up within the hold');
+    assert.equal(done.done, false);
+    assert.equal(await t.metric('retries_total'), 12);
+    assert.equal(await t.metric('given_up_total'), 0);
+    await t.advance(10_000);
+    assert.equal(t.records.at(-1)?.level, 20, 'past 12 tries the failures are logged at debug');
+  });
+
+  it('with outageHoldMs 0, gives up a transport failure after 12 attempts (client-go)', async () => {
+    const t = setup(() => transport(), { outageHoldMs: 0 });
+    const done = settled(t.loop.recordToSink(kubeEvent()));
+    await drain();
+    await t.advance(5000);
+    for (let i = 0; i < 10; i++) await t.advance(10_000);
     assert.equal(t.sink.calls.length, 12);
     assert.equal(done.done, true);
     await t.advance(600_000);
@@ -155,7 +171,7 @@ describe('recordToSink: rejections and Retry-After', () => {
     });
   }
 
-  it('logs AlreadyExists quietly (debug), still abandoning', async () => {
+  it('logs AlreadyExists on a first attempt quietly (debug), still abandoning', async () => {
     const t = setup(() => new SinkError('exists', 409, 'AlreadyExists'));
     await t.loop.recordToSink(kubeEvent());
     const rejection = t.records.find((r) => /will not retry/.test(r.msg));
