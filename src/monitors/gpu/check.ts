@@ -41,6 +41,11 @@ export interface CheckResult {
    * the check has no verdict, so the condition goes Unknown rather than False on a guess.
    */
   readonly error?: NvmlError;
+  /**
+   * The check's own failure, not NVML's: it threw (a bug), or NVML's answer lacked what it asked for. No
+   * nvmlReturn_t, so the NVML session stays; only this check has no verdict this poll (what it held stays).
+   */
+  readonly fault?: string;
 }
 
 /** What a check reads from; `state` is its own memory between polls (counters for rates, last bits). */

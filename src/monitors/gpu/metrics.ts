@@ -25,6 +25,7 @@ export class GpuMetrics {
   private readonly findings: Gauge<GpuLabel | 'check' | 'severity'>;
   private readonly state: Gauge<'source' | 'state'>;
   private readonly nvmlErrors: Counter<'call' | 'code'>;
+  private readonly checkErrors: Counter<'source' | 'check'>;
   private readonly events: Counter<'source' | 'type'>;
   private readonly unattributed: Counter<'source'>;
   private readonly expected: Gauge<'source' | 'from'>;
@@ -53,6 +54,11 @@ export class GpuMetrics {
       help: 'NVML calls that answered an error other than NOT_SUPPORTED, by call and nvmlReturn_t code.',
       labelNames: ['call', 'code'],
     });
+    this.checkErrors = counter(registry, {
+      name: 'npd_gpu_check_errors_total',
+      help: 'Polls in which a GPU check failed on its own (threw, or NVML answered without what it asked for), per GPU: no NVML error, that check had no verdict.',
+      labelNames: ['source', 'check'],
+    });
     this.events = counter(registry, {
       name: 'npd_gpu_nvml_events_total',
       help: 'Events NVML delivered through the event wait, by type.',
@@ -80,6 +86,15 @@ export class GpuMetrics {
 
   nvmlError(call: string, code: number): void {
     this.nvmlErrors.inc({ call, code: String(code) });
+  }
+
+  /** The polled checks the config enabled: their check-error series start at 0. */
+  checksEnabled(checks: readonly string[]): void {
+    zeroed(this.checkErrors, ...checks.map((check) => ({ source: this.source, check })));
+  }
+
+  checkError(check: string): void {
+    this.checkErrors.inc({ source: this.source, check });
   }
 
   event(type: GpuEventKind): void {

@@ -7,7 +7,7 @@ import type { Gpu, GpuCheck, GpuFinding } from './check.ts';
 import { interpretEvent } from './events.ts';
 import { NodeGpuCapacity } from './expected-count.ts';
 import type { GpuMetrics } from './metrics.ts';
-import { type ActiveCheck, CheckStates, lostFinding, type Poll, runChecks } from './poller.ts';
+import { type ActiveCheck, CheckStates, lostFinding, type Poll, runChecks, type Slot } from './poller.ts';
 import { FALLEN_OFF_BUS, type GpuMonitorConfig } from './schema.ts';
 import { GpuCondition, judge, WarningTracker } from './verdict.ts';
 
@@ -18,6 +18,9 @@ export const REINIT: ReadonlySet<number> = new Set([
   NVML.LIB_RM_VERSION_MISMATCH,
   NVML.UNKNOWN,
 ]);
+
+/** Distinct check faults remembered as logged; past this the memory starts again (a bound, not a rule). */
+const MAX_LOGGED_FAULTS = 64;
 
 export interface CycleResult {
   readonly events: readonly ProblemEvent[];
@@ -49,6 +52,10 @@ export class GpuPoller {
   private problems: string[] = [];
   /** The last poll's fatal check findings, so an event between polls keeps them in the condition. */
   private lastFatal: readonly GpuFinding[] = [];
+  /** The last poll's fatal findings by slot (check and GPU), so a check's own fault keeps what it held. */
+  private slotFatal = new Map<string, readonly GpuFinding[]>();
+  /** Check faults already logged: a check failing every poll logs once per distinct error. */
+  private readonly loggedFaults = new Set<string>();
   /** device-count's `expectedCountFrom: node`; undefined when not asked for. */
   private readonly nodeCapacity: NodeGpuCapacity | undefined;
 
@@ -69,6 +76,7 @@ export class GpuPoller {
         check,
         options: config.checks[check.name]?.options,
       }));
+    metrics.checksEnabled(this.checks.map((c) => c.check.name));
     this.gpuCondition = new GpuCondition(config.conditions[0] as ConditionConfig, evidence, deps.clock.now());
     const count = config.checks['device-count'];
     const options = (count?.enabled ? count.options : {}) as {
@@ -86,6 +94,7 @@ export class GpuPoller {
     this.gpus = gpus;
     this.all = [...gpus, ...lost].sort((a, b) => a.index - b.index);
     this.states.clear();
+    this.slotFatal.clear();
     this.problems = [];
     for (const g of lost) this.hold(lostFinding(g, 'NVML answered GPU_IS_LOST', FALLEN_OFF_BUS));
   }
@@ -122,12 +131,14 @@ export class GpuPoller {
     const lost = new Set(p.lost.map((g) => g.index));
     this.gpus = this.gpus.filter((g) => !lost.has(g.index));
     for (const e of p.errors) this.metrics.nvmlError(e.error.call, e.error.code);
+    this.noteFaults(p);
     const reinit = p.errors.find((e) => REINIT.has(e.error.code));
     if (reinit) return { events: [], reinit: reinit.error };
-    this.problems = p.errors.map(
-      (e) => `${e.check}${e.gpu ? ` on GPU ${e.gpu.index}` : ''}: ${e.error.message}`,
-    );
-    this.lastFatal = p.slots.flatMap((s) => s.result.findings.filter((f) => f.severity === 'fatal'));
+    this.problems = [
+      ...p.errors.map((e) => `${where(e)}: ${e.error.message}`),
+      ...p.faults.map((f) => `${where(f)}: ${f.fault}`),
+    ];
+    this.lastFatal = this.fatalOf(p);
     const fatal = [...this.sticky.values(), ...this.lastFatal];
     const events = this.conclude(fatal, this.problems, now);
     events.push(...this.newWarnings(p, now));
@@ -139,6 +150,7 @@ export class GpuPoller {
   unknown(why: string): ProblemEvent[] {
     this.nvml = undefined;
     this.lastFatal = [];
+    this.slotFatal.clear();
     this.metrics.forgetGpus();
     return this.conclude([...this.sticky.values()], [why], this.deps.clock.now());
   }
@@ -157,6 +169,33 @@ export class GpuPoller {
       events.push(...this.conclude([...this.sticky.values(), ...this.lastFatal], [], now, true));
     }
     return { events, ...(out.pollNow ? { pollNow: true } : {}) };
+  }
+
+  /** Each slot's fatal findings; a slot whose check faulted keeps what it held (a fault is no clear). */
+  private fatalOf(p: Poll): GpuFinding[] {
+    const next = new Map<string, readonly GpuFinding[]>();
+    for (const s of p.slots) {
+      const key = slotKey(s);
+      const own = s.result.findings.filter((f) => f.severity === 'fatal');
+      next.set(key, s.result.fault === undefined ? own : (this.slotFatal.get(key) ?? []));
+    }
+    this.slotFatal = next;
+    return [...next.values()].flat();
+  }
+
+  /** A check's own fault: counted each time, logged once per distinct error; NVML is not to blame. */
+  private noteFaults(p: Poll): void {
+    for (const f of p.faults) {
+      this.metrics.checkError(f.check);
+      const text = `${where(f)}: ${f.fault}`;
+      if (this.loggedFaults.has(text)) continue;
+      if (this.loggedFaults.size >= MAX_LOGGED_FAULTS) this.loggedFaults.clear();
+      this.loggedFaults.add(text);
+      this.deps.logger.warn(
+        { source: this.config.source, check: f.check },
+        `GPU check failed on its own, not NVML: ${text}; that check has no verdict until it answers`,
+      );
+    }
   }
 
   private hold(f: GpuFinding): void {
@@ -188,9 +227,10 @@ export class GpuPoller {
   private newWarnings(p: Poll, now: number): ProblemEvent[] {
     const slots = new Map<string, GpuFinding[] | undefined>();
     for (const s of p.slots) {
-      const key = `${s.check}\u0000${s.gpu?.index ?? 'node'}`;
       const warnings = s.result.findings.filter((f) => f.severity === 'warning');
-      slots.set(key, s.result.error && s.result.error.code !== NVML.NOT_SUPPORTED ? undefined : warnings);
+      const unanswered =
+        s.result.fault !== undefined || (s.result.error && s.result.error.code !== NVML.NOT_SUPPORTED);
+      slots.set(slotKey(s), unanswered ? undefined : warnings);
     }
     const fresh = this.warnings.appeared(slots);
     this.count(fresh.map((f) => f.reason));
@@ -212,7 +252,8 @@ export class GpuPoller {
     for (const g of this.all) {
       const counts = new Map<string, { fatal: number; warning: number }>();
       const values: Record<string, number> = {};
-      for (const s of p.slots.filter((x) => x.gpu?.index === g.index)) {
+      // A faulted check's gauges keep their last value: it read nothing this poll.
+      for (const s of p.slots.filter((x) => x.gpu?.index === g.index && x.result.fault === undefined)) {
         const n = { fatal: 0, warning: 0 };
         for (const f of s.result.findings) n[f.severity]++;
         counts.set(s.check, n);
@@ -226,4 +267,13 @@ export class GpuPoller {
       );
     }
   }
+}
+
+function slotKey(s: Slot): string {
+  return `${s.check}\u0000${s.gpu?.index ?? 'node'}`;
+}
+
+/** "row-remap on GPU 1", "device-count". */
+function where(x: { readonly check: string; readonly gpu?: Gpu | undefined }): string {
+  return `${x.check}${x.gpu ? ` on GPU ${x.gpu.index}` : ''}`;
 }

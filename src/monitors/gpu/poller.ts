@@ -1,4 +1,4 @@
-import { NVML, type Nvml, NvmlError } from '../../host/nvml/api.ts';
+import { NVML, type Nvml, type NvmlError } from '../../host/nvml/api.ts';
 import type { HostPaths } from '../../host/paths.ts';
 import type { CheckResult, Gpu, GpuCheck, GpuFinding } from './check.ts';
 import { describeGpu } from './identity.ts';
@@ -24,6 +24,8 @@ export interface Poll {
   readonly lost: readonly Gpu[];
   /** Calls that failed otherwise (not NOT_SUPPORTED): no verdict for that check. */
   readonly errors: readonly { readonly check: string; readonly gpu?: Gpu; readonly error: NvmlError }[];
+  /** Checks that failed on their own (CheckResult.fault): no verdict for that check, NVML not to blame. */
+  readonly faults: readonly { readonly check: string; readonly gpu?: Gpu; readonly fault: string }[];
 }
 
 /** Memory each check keeps between polls, per GPU (by index) or for the node. */
@@ -56,6 +58,7 @@ export function runChecks(input: PollInput): Poll {
   const slots: Slot[] = [];
   const lost = new Map<number, Gpu>();
   const errors: { check: string; gpu?: Gpu; error: NvmlError }[] = [];
+  const faults: { check: string; gpu?: Gpu; fault: string }[] = [];
   for (const { check, options } of input.checks) {
     const targets = check.scope === 'node' ? [undefined] : input.gpus;
     for (const gpu of targets) {
@@ -68,12 +71,13 @@ export function runChecks(input: PollInput): Poll {
       };
       const result = runOne(check, ctx, gpu, input.states);
       const error = result.error;
+      if (result.fault !== undefined) faults.push({ check: check.name, gpu, fault: result.fault });
       if (error && error.code === NVML.GPU_IS_LOST && gpu) lost.set(gpu.index, gpu);
       else if (error && error.code !== NVML.NOT_SUPPORTED) errors.push({ check: check.name, gpu, error });
       slots.push({ check: check.name, gpu, result });
     }
   }
-  return { slots, lost: [...lost.values()], errors };
+  return { slots, lost: [...lost.values()], errors, faults };
 }
 
 function runOne(
@@ -85,9 +89,10 @@ function runOne(
   try {
     return check.run(ctx, gpu, states.get(check, gpu));
   } catch (err) {
-    // A check's own bug must not end the poll; it answers nothing, so the condition goes Unknown.
+    // A check's own bug must not end the poll, nor pass for NVML failing (no nvmlReturn_t, so no re-init):
+    // only this check has no verdict.
     const text = err instanceof Error ? err.message : String(err);
-    return { findings: [], error: new NvmlError(`check ${check.name}`, NVML.UNKNOWN, `threw: ${text}`) };
+    return { findings: [], fault: `threw: ${text}` };
   }
 }
 

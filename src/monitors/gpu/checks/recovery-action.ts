@@ -63,10 +63,13 @@ export const recoveryActionCheck: GpuCheck<unknown, null> = {
     const values = ctx.nvml.fieldValues(gpu.handle, [{ fieldId: FIELD_GPU_RECOVERY_ACTION }]);
     if (values instanceof NvmlError) return unanswered(values);
     const field = values.find((v) => v.fieldId === FIELD_GPU_RECOVERY_ACTION);
-    if (field === undefined) {
-      const missing = `field ${FIELD_GPU_RECOVERY_ACTION} missing from the answer`;
-      return { findings: [], error: new NvmlError('nvmlDeviceGetFieldValues', NVML.UNKNOWN, missing) };
-    }
+    // NVML answered SUCCESS without the field: no nvmlReturn_t to report, so this check's own fault
+    // (an NVML-looking code would end the session for the whole node).
+    if (field === undefined)
+      return {
+        findings: [],
+        fault: `field ${FIELD_GPU_RECOVERY_ACTION} missing from nvmlDeviceGetFieldValues`,
+      };
     if (field.ret !== NVML.SUCCESS) return unanswered(fieldError(field));
     return judge(gpu, field.value);
   },

@@ -54,13 +54,15 @@ describe('GPU check recovery-action (field 230)', () => {
     assert.deepEqual(poll([field(2, NVML.NOT_SUPPORTED)]), { findings: [] });
   });
 
-  it("the field's GPU_IS_LOST, the call's unknown error and a missing field are the error", () => {
+  it("the field's GPU_IS_LOST and the call's unknown error are the error; a missing field the check's fault", () => {
     const lost = poll([field(0, NVML.GPU_IS_LOST)]);
     assert.equal(lost.error?.code, NVML.GPU_IS_LOST);
     assert.deepEqual(lost.findings, []);
     const err = nvmlError('nvmlDeviceGetFieldValues', NVML.UNKNOWN);
     assert.equal(poll(err).error, err);
-    assert.equal(poll([]).error?.code, NVML.UNKNOWN);
+    const missing = poll([]);
+    assert.equal(missing.error, undefined, 'no NVML-looking code: the session must not end for it');
+    assert.match(missing.fault ?? '', /field 230 missing/);
   });
 
   it("agrees with rules/gpu.yaml's Xid 154 rule on which actions set GPUUnhealthy", () => {
