@@ -57,6 +57,8 @@ export interface CheckContext<O> {
   readonly paths?: HostPaths;
   /** The Node's `nvidia.com/gpu` capacity as last seen; undefined when not known (or not asked for). */
   readonly nodeGpuCapacity?: number | undefined;
+  /** The GPUs NVML enumerated that still answer, so device-count can name the bus's others; absent: unknown. */
+  readonly gpus?: readonly Gpu[];
 }
 
 /** A GPU health check: one per file under checks/, registered in checks/index.ts. */

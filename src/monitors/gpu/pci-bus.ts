@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Gpu } from './check.ts';
+import { kernelBusId } from './identity.ts';
 
 /** PCI vendor id of NVIDIA (the PCI-SIG registry; lspci -n shows 10de). */
 const NVIDIA_VENDOR = 0x10de;
@@ -22,6 +24,15 @@ export function nvidiaGpusOnBus(sys: string): string[] | undefined {
     return undefined;
   }
   return entries.filter((addr) => isNvidiaGpu(join(dir, addr))).sort();
+}
+
+/**
+ * The NVIDIA GPUs on the PCI bus (`onBus`, sysfs's "0000:3b:00.0") that are none of `gpus` (NVML's
+ * "00000000:3B:00.0"), both written the kernel log's way ("0000:3b:00") so that they compare.
+ */
+export function notEnumerated(onBus: readonly string[], gpus: readonly Gpu[]): string[] {
+  const seen = new Set(gpus.map((g) => kernelBusId(g.busId)));
+  return onBus.map(kernelBusId).filter((b) => !seen.has(b));
 }
 
 function isNvidiaGpu(device: string): boolean {

@@ -68,6 +68,7 @@ export function runChecks(input: PollInput): Poll {
         now: input.now,
         ...(input.paths ? { paths: input.paths } : {}),
         nodeGpuCapacity: input.nodeGpuCapacity,
+        gpus: input.gpus,
       };
       const result = runOne(check, ctx, gpu, input.states);
       const error = result.error;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NvmlError } from '../../../host/nvml/api.ts';
 import type { GpuCheck } from '../check.ts';
-import { nvidiaGpusOnBus } from '../pci-bus.ts';
+import { notEnumerated, nvidiaGpusOnBus } from '../pci-bus.ts';
 import { unanswered } from './ecc.ts';
 
 /** The EKS node monitoring agent's fatal reason (pkg/reasons/reasons.yaml). */
@@ -38,7 +38,12 @@ export const deviceCountCheck: GpuCheck<DeviceCountOptions, null> = {
     const bus = ctx.paths ? nvidiaGpusOnBus(ctx.paths.sys) : undefined;
     const problems: string[] = [];
     if (bus && bus.length > count) {
-      problems.push(`the PCI bus shows ${bus.length} NVIDIA GPUs (${bus.join(', ')}) and NVML sees ${count}`);
+      // Which GPU is gone is what the operator needs first: name the bus's GPUs NVML did not enumerate.
+      const missing = ctx.gpus ? notEnumerated(bus, ctx.gpus) : [];
+      const named = missing.length > 0 ? `; not enumerated by NVML: ${missing.join(', ')}` : '';
+      problems.push(
+        `the PCI bus shows ${bus.length} NVIDIA GPUs (${bus.join(', ')}) and NVML sees ${count}${named}`,
+      );
     }
     const expected = ctx.options.expectedCount;
     if (expected !== undefined && count !== expected)

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NVML } from '../../../../src/host/nvml/api.ts';
 import { hostPaths } from '../../../../src/host/paths.ts';
+import type { Gpu } from '../../../../src/monitors/gpu/check.ts';
 import { deviceCountCheck } from '../../../../src/monitors/gpu/checks/device-count.ts';
+import { h200 } from '../../../support/nvml-memory.ts';
 import { nvmlError, stubNvml } from './checks-stub.ts';
-import { pciRoot } from './harness.ts';
+import { Harness, pciRoot } from './harness.ts';
 
 const GPUS = ['0000:18:00.0', '0000:3b:00.0'];
 /** An NVSwitch (NVIDIA, bridge class 0x0680) and an Intel VGA: neither is an NVIDIA GPU. */
@@ -75,5 +77,53 @@ describe('device-count check', () => {
     const nvml = stubNvml({ deviceCount: () => nvmlError('deviceCount', NVML.UNKNOWN) });
     const r = deviceCountCheck.run({ nvml, options: {}, now: 0 }, undefined, null);
     assert.equal(r.error?.code, NVML.UNKNOWN);
+  });
+});
+
+describe('device-count names the GPUs on the PCI bus that NVML did not enumerate', () => {
+  /** A GPU as NVML enumerates it: the bus id in NVML's format, "00000000:3B:00.0". */
+  const enumerated = (index: number, busId: string): Gpu => ({
+    index,
+    handle: { index },
+    uuid: `GPU-${index}`,
+    name: 'NVIDIA H200',
+    busId,
+  });
+  const named = (gpus: Gpu[], count = gpus.length) => {
+    const nvml = stubNvml({ deviceCount: () => count });
+    const paths = hostPaths(pciRoot(GPUS, OTHERS));
+    return deviceCountCheck.run({ nvml, options: {}, now: 0, paths, gpus }, undefined, null).findings[0]
+      ?.message;
+  };
+
+  it('the missing GPU by its bus id, NVML and sysfs formats compared as the kernel log writes them', () => {
+    const message = named([enumerated(0, '00000000:18:00.0')]) ?? '';
+    assert.match(message, /NVML sees 1; not enumerated by NVML: 0000:3b:00: a GPU fell off the bus/);
+    assert.doesNotMatch(message, /not enumerated by NVML: [^:]*0000:18:00/);
+    assert.match(named([enumerated(0, '00000000:3B:00.0')]) ?? '', /not enumerated by NVML: 0000:18:00:/);
+  });
+
+  it('control: every bus GPU enumerated is no finding; a count short of them names no GPU', () => {
+    const both = [enumerated(0, '00000000:18:00.0'), enumerated(1, '00000000:3B:00.0')];
+    assert.equal(named(both), undefined);
+    // The count dropped before the lost GPU's own calls answered: both were enumerated, none is named.
+    const short = named(both, 1) ?? '';
+    assert.match(short, /NVML sees 1: a GPU fell off the bus/);
+  });
+
+  it('the monitor passes the GPUs it enumerated: the condition names the one NVML lacks', async () => {
+    const root = pciRoot(['0000:00:00.0', '0000:01:00.0', '0000:3b:00.0']);
+    const h = new Harness({ gpus: [h200(0), h200(1)], root });
+    await h.start();
+    assert.equal(h.condition()?.reason, 'NvidiaDeviceCountMismatch');
+    assert.match(h.condition()?.message ?? '', /not enumerated by NVML: 0000:3b:00:/);
+    await h.stop();
+    const control = new Harness({
+      gpus: [h200(0), h200(1)],
+      root: pciRoot(['0000:00:00.0', '0000:01:00.0']),
+    });
+    await control.start();
+    assert.equal(control.condition()?.status, 'False');
+    await control.stop();
   });
 });
