@@ -45,7 +45,7 @@ const s = faultSuite({
 });
 
 test('started without an API server: detects, queues, and reports everything once it is reachable', {
-  timeout: 240_000,
+  timeout: 360_000,
 }, async () => {
   const { cp, agent } = s;
   kmsg(`${id}: disk vanished`);

@@ -127,8 +127,11 @@ export interface Target {
   readonly agent: AgentProcess;
 }
 
-/** Waits (bounded) until the Node's condition `type` has `status`. */
-export function untilCondition(t: Target, type: string, status: string, ms = 60_000): Promise<void> {
+/**
+ * Waits (bounded) until the Node's condition `type` has `status`. The default outlasts the condition
+ * manager's longest retry wait (40 s stretched by up to half: resyncPolicy), which follows an outage.
+ */
+export function untilCondition(t: Target, type: string, status: string, ms = 90_000): Promise<void> {
   return waitFor(async () => (await nodeCondition(t.cp, type))?.status === status, ms, t.agent.output);
 }
 
