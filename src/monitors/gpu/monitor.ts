@@ -91,14 +91,18 @@ export class GpuMonitor implements Monitor {
       return;
     }
     this.nvml = nvml;
-    const onBus = nvidiaGpusOnBus(this.deps.paths.sys)?.length;
-    const s = startNvml(nvml, onBus);
+    const onBus = nvidiaGpusOnBus(this.deps.paths.sys);
+    const s = startNvml(nvml, onBus?.length);
     if (s.kind === 'no_gpu') {
       nvml.shutdown();
       this.nvml = undefined;
       this.waiting('no_gpu', `no NVIDIA GPU on this node: ${s.why}`);
-    } else if (s.kind === 'failed') void this.fail(s.error);
-    else this.running(nvml, s.gpus, s.lost);
+    } else if (s.kind === 'failed') {
+      // The count (or init) answering GPU_IS_LOST is a GPU fallen off the bus: held True while NVML is
+      // started again to watch the others.
+      if (s.error.code === NVML.GPU_IS_LOST) this.poller.countLost(s.error, onBus);
+      void this.fail(s.error, s.error.code === NVML.GPU_IS_LOST);
+    } else this.running(nvml, s.gpus, s.lost);
   }
 
   private running(nvml: Nvml, gpus: readonly Gpu[], lost: readonly Gpu[]): void {
@@ -175,7 +179,10 @@ export class GpuMonitor implements Monitor {
     this.failures++;
     this.state = 'nvml_failed';
     this.since ??= this.deps.clock.now();
-    this.why = `NVML fails: ${error.message}; the GPUs' health is unknown; ${NVML_HELP}`;
+    this.why =
+      error.code === NVML.GPU_IS_LOST
+        ? `NVML answers GPU_IS_LOST (${error.message}): a GPU has fallen off the bus; NVML is started again to watch the others`
+        : `NVML fails: ${error.message}; the GPUs' health is unknown; ${NVML_HELP}`;
     this.deps.logger.warn({ source: this.source, call: error.call, code: error.code }, this.why);
     this.timer?.cancel();
     const events = this.poller.unknown(this.why);

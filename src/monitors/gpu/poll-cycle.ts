@@ -7,7 +7,16 @@ import type { Gpu, GpuCheck, GpuFinding } from './check.ts';
 import { interpretEvent } from './events.ts';
 import { NodeGpuCapacity } from './expected-count.ts';
 import type { GpuMetrics } from './metrics.ts';
-import { type ActiveCheck, CheckStates, lostFinding, type Poll, runChecks, type Slot } from './poller.ts';
+import { nvidiaGpusOnBus } from './pci-bus.ts';
+import {
+  type ActiveCheck,
+  CheckStates,
+  countLostFinding,
+  lostFinding,
+  type Poll,
+  runChecks,
+  type Slot,
+} from './poller.ts';
 import { FALLEN_OFF_BUS, type GpuMonitorConfig } from './schema.ts';
 import { GpuCondition, judge, WarningTracker } from './verdict.ts';
 
@@ -99,6 +108,15 @@ export class GpuPoller {
     for (const g of lost) this.hold(lostFinding(g, 'NVML answered GPU_IS_LOST', FALLEN_OFF_BUS));
   }
 
+  /**
+   * A node-wide call answered GPU_IS_LOST: a GPU fell off the bus, held as the per-GPU ones are (not a
+   * failing NVML, so no Unknown). `enumerated`: the GPUs still answering; at start, the last session's.
+   */
+  countLost(error: NvmlError, onBus: readonly string[] | undefined, enumerated = this.all): void {
+    this.metrics.nvmlError(error.call, error.code);
+    this.hold(countLostFinding(error, onBus, enumerated, FALLEN_OFF_BUS));
+  }
+
   condition(): Condition {
     return this.gpuCondition.get();
   }
@@ -130,6 +148,7 @@ export class GpuPoller {
     for (const g of p.lost) this.hold(lostFinding(g, 'NVML answered GPU_IS_LOST', FALLEN_OFF_BUS));
     const lost = new Set(p.lost.map((g) => g.index));
     this.gpus = this.gpus.filter((g) => !lost.has(g.index));
+    for (const e of p.nodeLost) this.countLost(e, nvidiaGpusOnBus(this.deps.paths.sys), this.gpus);
     for (const e of p.errors) this.metrics.nvmlError(e.error.call, e.error.code);
     this.noteFaults(p);
     const reinit = p.errors.find((e) => REINIT.has(e.error.code));

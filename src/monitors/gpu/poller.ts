@@ -1,7 +1,8 @@
 import { NVML, type Nvml, type NvmlError } from '../../host/nvml/api.ts';
 import type { HostPaths } from '../../host/paths.ts';
 import type { CheckResult, Gpu, GpuCheck, GpuFinding } from './check.ts';
-import { describeGpu } from './identity.ts';
+import { describeGpu, kernelBusId } from './identity.ts';
+import { notEnumerated } from './pci-bus.ts';
 
 /** A check the config enabled, with its validated options. */
 export interface ActiveCheck {
@@ -22,6 +23,8 @@ export interface Poll {
   readonly slots: readonly Slot[];
   /** GPUs that answered GPU_IS_LOST to some call: fallen off the bus. */
   readonly lost: readonly Gpu[];
+  /** Node-wide calls (the count) that answered GPU_IS_LOST: a GPU fell off the bus, which one unknown. */
+  readonly nodeLost: readonly NvmlError[];
   /** Calls that failed otherwise (not NOT_SUPPORTED): no verdict for that check. */
   readonly errors: readonly { readonly check: string; readonly gpu?: Gpu; readonly error: NvmlError }[];
   /** Checks that failed on their own (CheckResult.fault): no verdict for that check, NVML not to blame. */
@@ -57,6 +60,7 @@ export interface PollInput {
 export function runChecks(input: PollInput): Poll {
   const slots: Slot[] = [];
   const lost = new Map<number, Gpu>();
+  const nodeLost: NvmlError[] = [];
   const errors: { check: string; gpu?: Gpu; error: NvmlError }[] = [];
   const faults: { check: string; gpu?: Gpu; fault: string }[] = [];
   for (const { check, options } of input.checks) {
@@ -74,11 +78,12 @@ export function runChecks(input: PollInput): Poll {
       const error = result.error;
       if (result.fault !== undefined) faults.push({ check: check.name, gpu, fault: result.fault });
       if (error && error.code === NVML.GPU_IS_LOST && gpu) lost.set(gpu.index, gpu);
+      else if (error && error.code === NVML.GPU_IS_LOST) nodeLost.push(error);
       else if (error && error.code !== NVML.NOT_SUPPORTED) errors.push({ check: check.name, gpu, error });
       slots.push({ check: check.name, gpu, result });
     }
   }
-  return { slots, lost: [...lost.values()], errors, faults };
+  return { slots, lost: [...lost.values()], nodeLost, errors, faults };
 }
 
 function runOne(
@@ -106,4 +111,26 @@ export function lostFinding(gpu: Gpu, how: string, reason: string): GpuFinding {
     message: `${describeGpu(gpu)} has fallen off the bus: ${how}`,
     gpu,
   };
+}
+
+/**
+ * The fallen-off-bus finding when a node-wide call (nvmlDeviceGetCount_v2, or nvmlInit_v2 at start)
+ * answers GPU_IS_LOST: NVML gives no index then, so it names the NVIDIA GPUs on the PCI bus (`onBus`)
+ * that none of `enumerated` is, and with no GPU enumerated yet only what the bus shows.
+ */
+export function countLostFinding(
+  error: NvmlError,
+  onBus: readonly string[] | undefined,
+  enumerated: readonly Gpu[],
+  reason: string,
+): GpuFinding {
+  let how = `${error.call} answered GPU_IS_LOST`;
+  const known = enumerated.filter((g) => g.busId !== 'unknown');
+  if (onBus && onBus.length > 0 && known.length === 0) {
+    how += ` before NVML enumerated any GPU (on the PCI bus: ${onBus.map(kernelBusId).join(', ')})`;
+  } else if (onBus) {
+    const missing = notEnumerated(onBus, known);
+    if (missing.length > 0) how += `; on the PCI bus and not enumerated by NVML: ${missing.join(', ')}`;
+  }
+  return { check: 'nvml', severity: 'fatal', reason, message: `a GPU has fallen off the bus: ${how}` };
 }
