@@ -15,8 +15,8 @@ import {
   lostFinding,
   type Poll,
   runChecks,
-  type Slot,
 } from './poller.ts';
+import { answered, fatalFindings, slotKey } from './slots.ts';
 import { FALLEN_OFF_BUS, type GpuMonitorConfig } from './schema.ts';
 import { GpuCondition, judge, WarningTracker } from './verdict.ts';
 
@@ -190,16 +190,10 @@ export class GpuPoller {
     return { events, ...(out.pollNow ? { pollNow: true } : {}) };
   }
 
-  /** Each slot's fatal findings; a slot whose check faulted keeps what it held (a fault is no clear). */
+  /** Each slot's fatal findings, those of a slot without a full answer kept (fatalFindings). */
   private fatalOf(p: Poll): GpuFinding[] {
-    const next = new Map<string, readonly GpuFinding[]>();
-    for (const s of p.slots) {
-      const key = slotKey(s);
-      const own = s.result.findings.filter((f) => f.severity === 'fatal');
-      next.set(key, s.result.fault === undefined ? own : (this.slotFatal.get(key) ?? []));
-    }
-    this.slotFatal = next;
-    return [...next.values()].flat();
+    this.slotFatal = fatalFindings(p.slots, this.slotFatal);
+    return [...this.slotFatal.values()].flat();
   }
 
   /** A check's own fault: counted each time, logged once per distinct error; NVML is not to blame. */
@@ -247,9 +241,7 @@ export class GpuPoller {
     const slots = new Map<string, GpuFinding[] | undefined>();
     for (const s of p.slots) {
       const warnings = s.result.findings.filter((f) => f.severity === 'warning');
-      const unanswered =
-        s.result.fault !== undefined || (s.result.error && s.result.error.code !== NVML.NOT_SUPPORTED);
-      slots.set(slotKey(s), unanswered ? undefined : warnings);
+      slots.set(slotKey(s), answered(s) ? warnings : undefined);
     }
     const fresh = this.warnings.appeared(slots);
     this.count(fresh.map((f) => f.reason));
@@ -286,10 +278,6 @@ export class GpuPoller {
       );
     }
   }
-}
-
-function slotKey(s: Slot): string {
-  return `${s.check}\u0000${s.gpu?.index ?? 'node'}`;
 }
 
 /** "row-remap on GPU 1", "device-count". */
