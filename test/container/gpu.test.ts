@@ -11,10 +11,20 @@
 // and sets no GPU problem, /healthz stays 200. The runtime's CDI mode mounts the libraries at the host's
 // path (/usr/lib64 on RHEL-family hosts) and older toolkits wrote no cache into images without one: the
 // component's LD_LIBRARY_PATH=/usr/lib64 finds the fake there without a cache, and without that
-// variable it is not found (the control).
+// variable it is not found (the control). The pod's /dev/kmsg is a quiet FIFO (withQuietKmsg): the
+// host's ring holds other tests' Xid lines, which gpu.yaml would rightly report as GPUUnhealthy.
 //   npm run test:container        (builds the image first)
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,12 +65,32 @@ function loaderRoot(work: string, lib: string): string {
   return root;
 }
 
+/**
+ * The component's documents with the pod's /dev/kmsg a quiet FIFO: the host's kernel ring holds the Xid
+ * lines other tests wrote (daemonset.test.ts' Xid 79, minutes ago), which gpu.yaml's 5-minute lookback
+ * rightly reports as GPUUnhealthy; here the condition must be the NVML monitor's alone.
+ */
+function withQuietKmsg(docs: readonly Doc[], fifo: string): Doc[] {
+  return docs.map((d) => {
+    if (d.kind !== 'DaemonSet') return d;
+    const copy = structuredClone(d) as Doc & {
+      spec: { template: { spec: { volumes: { name: string; hostPath?: { path: string } }[] } } };
+    };
+    const kmsg = copy.spec.template.spec.volumes.find((v) => v.name === 'kmsg');
+    assert.ok(kmsg?.hostPath, 'the DaemonSet mounts the host /dev/kmsg as volume kmsg');
+    kmsg.hostPath.path = fifo;
+    return copy;
+  });
+}
+
 describe('the image with the gpu component and a fake NVML (podman, runc)', { skip }, () => {
   let cp: ControlPlane;
   let home: string;
   let work: string;
   let saDir: string;
   let lib: string;
+  let fifo: string;
+  let fifoWriter: number | undefined;
   const running = new Set<Container>();
   const kubectl = (args: string[]) => cp.kubectl(args, { home });
 
@@ -72,16 +102,22 @@ describe('the image with the gpu component and a fake NVML (podman, runc)', { sk
       home = mkdtempSync(join(tmpdir(), 'npd-ct-home-'));
       work = mkdtempSync(join(tmpdir(), 'npd-ct-gpu-'));
       saDir = await serviceAccountDir(cp, home, work);
+      fifo = join(work, 'kmsg');
+      execFileSync('mkfifo', [fifo]);
+      // Held open for writing: a FIFO without a writer polls as hung up, which /dev/kmsg never does.
+      fifoWriter = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
     },
     { timeout: 60 * 60_000 },
   );
 
   after(async () => {
     for (const c of running) c.remove();
+    if (fifoWriter !== undefined) closeSync(fifoWriter);
     await cp?.stop();
     for (const d of [home, work]) if (d) rmSync(d, { recursive: true, force: true });
   });
 
+  const gpuDocs = () => withQuietKmsg(kustomizeWith(['gpu']), fifo);
   async function start(docs: readonly Doc[], flags: string[]) {
     const pod = await startPod(cp, saDir, work, docs, { flags });
     running.add(pod.c);
@@ -113,7 +149,7 @@ describe('the image with the gpu component and a fake NVML (podman, runc)', { sk
   test('without the library: no NVML, no GPU problem, /healthz 200', { timeout: 240_000 }, async () => {
     // A condition an earlier pod left on the Node would be read back at start (as NPD does).
     await clearGpuCondition();
-    const { c, status, metrics } = await start(kustomizeWith(['gpu']), []);
+    const { c, status, metrics } = await start(gpuDocs(), []);
     await waitFor(async () => (await state(metrics, 'no_library')) === 1, 60_000, c.output);
     assert.match(c.output(), /GPU monitor idle: no NVML library \(libnvidia-ml\.so\.1\)/);
     const r = await fetch(`${status}/healthz`);
@@ -132,7 +168,7 @@ describe('the image with the gpu component and a fake NVML (podman, runc)', { sk
     const stateDir = mkdtempSync(join(work, 'nvml-state-'));
     writeFakeNvmlState(join(stateDir, 'nvml-state'), { gpus: [{}] });
     writeFileSync(join(stateDir, 'nvml-events'), '');
-    const { c, status, metrics } = await start(kustomizeWith(['gpu']), [
+    const { c, status, metrics } = await start(gpuDocs(), [
       `--volume=${join(root, LIB_DIR, 'libnvidia-ml.so.1')}:${LIB_DIR}/libnvidia-ml.so.1:ro`,
       `--volume=${join(root, 'etc/ld.so.cache')}:/etc/ld.so.cache:ro`,
       `--volume=${stateDir}:${STATE_DIR}:ro`,
@@ -165,10 +201,10 @@ describe('the image with the gpu component and a fake NVML (podman, runc)', { sk
   }, async () => {
     const root = loaderRoot(work, lib);
     const mount = `--volume=${join(root, LIB_DIR, 'libnvidia-ml.so.1')}:${LIB_DIR}/libnvidia-ml.so.1:ro`;
-    const found = await start(kustomizeWith(['gpu']), [mount]);
+    const found = await start(gpuDocs(), [mount]);
     await waitFor(async () => (await state(found.metrics, 'running')) === 1, 60_000, found.c.output);
     assert.equal(await found.c.terminate(30_000), 0);
-    const control = await start(kustomizeWith(['gpu']), [mount, '--env=LD_LIBRARY_PATH=']);
+    const control = await start(gpuDocs(), [mount, '--env=LD_LIBRARY_PATH=']);
     await waitFor(async () => (await state(control.metrics, 'no_library')) === 1, 60_000, control.c.output);
     assert.equal(await control.c.terminate(30_000), 0);
   });
