@@ -59,9 +59,10 @@ export class GpuPoller {
   private gpus: readonly Gpu[] = [];
   private all: readonly Gpu[] = [];
   private problems: string[] = [];
-  /** The last poll's fatal check findings, so an event between polls keeps them in the condition. */
-  private lastFatal: readonly GpuFinding[] = [];
-  /** The last poll's fatal findings by slot (check and GPU), so a check's own fault keeps what it held. */
+  /**
+   * The last poll's fatal check findings by slot (check and GPU): a check without an answer keeps what it
+   * held, and an event between polls keeps them all in the condition (lastFatal).
+   */
   private slotFatal = new Map<string, readonly GpuFinding[]>();
   /** Check faults already logged: a check failing every poll logs once per distinct error. */
   private readonly loggedFaults = new Set<string>();
@@ -157,8 +158,8 @@ export class GpuPoller {
       ...p.errors.map((e) => `${where(e)}: ${e.error.message}`),
       ...p.faults.map((f) => `${where(f)}: ${f.fault}`),
     ];
-    this.lastFatal = this.fatalOf(p);
-    const fatal = [...this.sticky.values(), ...this.lastFatal];
+    this.slotFatal = fatalFindings(p.slots, this.slotFatal);
+    const fatal = [...this.sticky.values(), ...this.lastFatal()];
     const events = this.conclude(fatal, this.problems, now);
     events.push(...this.newWarnings(p, now));
     this.publishGpus(p, fatal);
@@ -168,7 +169,6 @@ export class GpuPoller {
   /** NVML failed: Unknown, unless a held fatal finding keeps the condition True. */
   unknown(why: string): ProblemEvent[] {
     this.nvml = undefined;
-    this.lastFatal = [];
     this.slotFatal.clear();
     this.metrics.forgetGpus();
     return this.conclude([...this.sticky.values()], [why], this.deps.clock.now());
@@ -185,14 +185,13 @@ export class GpuPoller {
     if (out.event?.reason && !out.event.occurrence) this.count([out.event.reason]);
     if (out.sticky) {
       this.hold(out.sticky);
-      events.push(...this.conclude([...this.sticky.values(), ...this.lastFatal], [], now, true));
+      events.push(...this.conclude([...this.sticky.values(), ...this.lastFatal()], [], now, true));
     }
     return { events, ...(out.pollNow ? { pollNow: true } : {}) };
   }
 
-  /** Each slot's fatal findings, those of a slot without a full answer kept (fatalFindings). */
-  private fatalOf(p: Poll): GpuFinding[] {
-    this.slotFatal = fatalFindings(p.slots, this.slotFatal);
+  /** The last poll's fatal check findings, those of a slot without an answer kept (fatalFindings). */
+  private lastFatal(): GpuFinding[] {
     return [...this.slotFatal.values()].flat();
   }
 
