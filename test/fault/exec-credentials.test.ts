@@ -83,13 +83,15 @@ const credential = (token: string, expiry: string) =>
 test('a hanging exec plugin fails each request at its deadline, counted; no plugin is left', {
   timeout: 120_000,
 }, async () => {
-  // The first run hands out a token valid for 4 s; every later run hangs, after forking a sleeper,
-  // so the kill must reach the whole process group.
+  // The first run hands out a token valid for 12 s; every later run hangs, after forking a sleeper,
+  // so the kill must reach the whole process group. The token outlives the first condition sync, which
+  // waits up to START_JITTER_MS (5 s) after start: with 4 s the sync sometimes came after it expired and
+  // the condition never landed (CI of stop 43).
   const first = join(s.dir, 'exhang-first');
   const body = [
     `if [ ! -e ${first} ]; then`,
     `  touch ${first}`,
-    `  ${credential(s.cp.agentToken, '$(date -u -d "+4 seconds" +%Y-%m-%dT%H:%M:%SZ)')}`,
+    `  ${credential(s.cp.agentToken, '$(date -u -d "+12 seconds" +%Y-%m-%dT%H:%M:%SZ)')}`,
     '  exit 0',
     'fi',
     'sleep 600 &',
