@@ -18,16 +18,26 @@ export const RETRY_AFTER_JITTER = 0.25;
  * there; before it, it is what an operator reads after the outage, which client-go's ~110 s of tries lost.
  */
 export const DEFAULT_OUTAGE_HOLD_MS = 3_600_000;
+/**
+ * How long after the API server last went unanswered a 403 is taken for a restarting server rather than a
+ * refusal. A kube-apiserver that has just started serves requests before its RBAC authorizer's informers
+ * have synced and answers 403 to everyone meanwhile: issue 41's fleet outage lost 61 of 1,000 events that
+ * way, refused in the seconds after the restart. Within this window such a 403 is retried, charged to the
+ * 12 tries, so a real refusal costs at most that many requests and is then given up as client-go does.
+ */
+export const FORBIDDEN_AFTER_OUTAGE_MS = 60_000;
 
 /**
  * What a failed attempt said, as client-go's recordEvent reads it:
  * - unreachable: no HTTP status (refused, reset, timed out): retried
  * - retry_after: a 429 or 5xx carrying Retry-After: retried after that delay
+ * - forbidden_after_outage: a 403 soon after the server was unreachable: retried (RetryPolicy.classify)
  * - rejected: any other status: abandoned (AlreadyExists noted, it may be an earlier attempt's object)
  */
 export type Failure =
   | { readonly kind: 'unreachable' }
   | { readonly kind: 'retry_after'; readonly ms: number }
+  | { readonly kind: 'forbidden_after_outage' }
   | { readonly kind: 'rejected'; readonly alreadyExists: boolean };
 
 export type RetryableFailure = Exclude<Failure, { kind: 'rejected' }>;
@@ -74,6 +84,8 @@ export class RetryPolicy {
   private readonly maxTries: number;
   private readonly maxRetryAfterMs: number;
   private readonly holdMs: number;
+  /** When an attempt last failed without an HTTP status (the server unreachable), by the loop's clock. */
+  private lastUnreachableAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: RetryPolicyOptions) {
     this.random = opts.random;
@@ -81,6 +93,17 @@ export class RetryPolicy {
     this.maxTries = opts.maxTries ?? MAX_TRIES_PER_EVENT;
     this.maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.holdMs = opts.outageHoldMs ?? DEFAULT_OUTAGE_HOLD_MS;
+  }
+
+  /** classify(), with the sink's recent past: a 403 right after an outage is retried (see the window). */
+  classify(err: unknown, now: number): Failure {
+    const failure = classify(err);
+    if (failure.kind === 'unreachable') this.lastUnreachableAt = now;
+    const forbidden = err instanceof SinkError && err.statusCode === 403;
+    if (forbidden && now - this.lastUnreachableAt <= FORBIDDEN_AFTER_OUTAGE_MS) {
+      return { kind: 'forbidden_after_outage' };
+    }
+    return failure;
   }
 
   /**

@@ -7,7 +7,7 @@ import { zeroed } from '../../core/metrics.ts';
 import type { Broadcaster, Watcher } from './broadcaster.ts';
 import { type CorrelatorOptions, EventCorrelator } from './correlator.ts';
 import { type GiveUpReason, type RecorderMetrics, recorderMetrics } from './metrics.ts';
-import { type Attempts, classify, type Failure, type RetryableFailure, RetryPolicy } from './retry-policy.ts';
+import { type Attempts, type Failure, type RetryableFailure, RetryPolicy } from './retry-policy.ts';
 import type { EventPatch, EventSink, KubeEvent } from './types.ts';
 
 export interface SinkLoopOptions {
@@ -61,7 +61,9 @@ const GIVE_UP_MESSAGES: Record<Exclude<GiveUpReason, 'rejected'>, string> = {
  *   given up as `expired`, since the server would already have deleted it;
  * - an AlreadyExists answer to a create after an attempt of the same event failed without a definite
  *   answer (no status, or a 429/5xx retried) counts as written: the earlier try was stored (a 504 whose
- *   create went through), and the name is this agent's own. On a first attempt it stays a rejection.
+ *   create went through), and the name is this agent's own. On a first attempt it stays a rejection;
+ * - a 403 within a minute of the server being unreachable is retried within the 12 tries: a restarted
+ *   kube-apiserver refuses everyone until its RBAC informers sync (FORBIDDEN_AFTER_OUTAGE_MS).
  */
 export class SinkLoop {
   readonly correlator: EventCorrelator;
@@ -194,7 +196,7 @@ export class SinkLoop {
       this.correlator.updateState(written);
       return { done: true };
     } catch (err) {
-      const failure = classify(err);
+      const failure = this.policy.classify(err, this.opts.clock.now());
       if (failure.kind !== 'rejected') {
         this.logRetry(err, failure, event, attempts);
         return { done: false, failure };
@@ -229,6 +231,11 @@ export class SinkLoop {
       log.warn(
         { err, retryAfterMs: failure.ms, ...logFields(event) },
         'Server asked to retry event write later',
+      );
+    } else if (failure.kind === 'forbidden_after_outage') {
+      log.warn(
+        { err, ...logFields(event) },
+        'Event refused right after an outage (may retry after sleeping)',
       );
     } else if (this.policy.holding(attempts)) {
       // Past client-go's 12 tries the outage is known and warned about; one line per 10 s adds nothing.
