@@ -1,4 +1,5 @@
 import type { LoadedConfig } from '../config/load.ts';
+import { reasonMatcher } from '../core/reason-matcher.ts';
 import type { HealthTag, Impact, Subsystem } from '../core/types.ts';
 
 /** What a problem means for the node: the subsystem it hurts and how badly. */
@@ -104,18 +105,4 @@ function classify(own: HealthTag, file: HealthTag | undefined): Classification |
   const subsystem = own.subsystem ?? file?.subsystem;
   if (!subsystem) return undefined;
   return { subsystem, impact: own.impact ?? file?.impact ?? DEFAULT_IMPACT };
-}
-
-/** A templated reason (`$1`, `${name}`, as rules/template.ts expands them) matches any expansion. */
-function reasonMatcher(reason: string): (reason: string) => boolean {
-  const parts = reason.split(REFERENCE);
-  if (parts.length === 1) return (r) => r === reason;
-  const re = new RegExp(`^${parts.map(escapeRegExp).join('.*')}$`);
-  return (r) => re.test(r);
-}
-
-const REFERENCE = /\$(?:\{[A-Za-z0-9_]+\}|[A-Za-z0-9_]+)/;
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -1,6 +1,6 @@
 import type { Condition, CountedReason, LogLine, ProblemEvent, Status } from '../core/types.ts';
 import { conditionChangeEvent } from './condition-event.ts';
-import { ConditionTable } from './condition-table.ts';
+import { ConditionTable, ruleReasons } from './condition-table.ts';
 import type { LogMonitorConfig, LogRuleConfig } from './config.ts';
 import { type Hit, hitEvent, type LineContext, withEvidence } from './evidence.ts';
 import { FrequencyWindow } from './frequency.ts';
@@ -78,7 +78,7 @@ export class LogRuleEngine {
     this.watchesEveryLine =
       this.rules.some((r) => r.recover !== undefined || r.revert !== undefined) ||
       this.prefilter.none.some((c) => c);
-    this.table = new ConditionTable(config.conditions, startedAt);
+    this.table = new ConditionTable(config.conditions, startedAt, ruleReasons(config.rules));
   }
 
   /** NPD publishes the default conditions before reading any log. */

@@ -1,7 +1,7 @@
 import { backoffMs } from '../../core/backoff.ts';
 import type { TimerHandle } from '../../core/clock.ts';
 import type { Evidence } from '../../core/evidence.ts';
-import type { MonitorHealth, ProblemEvent, Status } from '../../core/types.ts';
+import type { Condition, MonitorHealth, ProblemEvent, Status } from '../../core/types.ts';
 import { NVML, type Nvml, type NvmlError, type NvmlLoader } from '../../host/nvml/api.ts';
 import type { MonitorDeps } from '../deps.ts';
 import type { Monitor, MonitorType } from '../monitor.ts';
@@ -11,6 +11,7 @@ import { withExpectedCount } from './expected-count.ts';
 import { GpuMetrics, type GpuMonitorState } from './metrics.ts';
 import { nvidiaGpusOnBus } from './pci-bus.ts';
 import { GpuPoller, REINIT } from './poll-cycle.ts';
+import { heldAcrossRestart } from './restore.ts';
 import { type GpuMonitorConfig, gpuConfigKind } from './schema.ts';
 import { EventWatcher, wantedEvents } from './watcher.ts';
 
@@ -65,6 +66,20 @@ export class GpuMonitor implements Monitor {
     this.timer = undefined;
     await this.disconnect();
     this.metrics.forgetGpus();
+  }
+
+  /**
+   * After an agent restart in the same boot: GPUUnhealthy True for a fatal Xid or a lost GPU is held as
+   * before, with its lastTransitionTime (restore.ts); the checks' findings are read again at the next poll.
+   */
+  restore(conditions: readonly Condition[]): void {
+    const type = this.poller.condition().type;
+    const held = conditions.find(
+      (c) => c.type === type && c.status === 'True' && heldAcrossRestart(c.reason),
+    );
+    if (!held) return;
+    this.poller.restore(held);
+    this.emit?.({ source: this.source, events: [], conditions: [this.poller.condition()] });
   }
 
   health(): MonitorHealth {

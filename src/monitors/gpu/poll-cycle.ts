@@ -16,6 +16,7 @@ import {
   type Poll,
   runChecks,
 } from './poller.ts';
+import { restoredFinding } from './restore.ts';
 import { answered, fatalFindings, slotKey } from './slots.ts';
 import { FALLEN_OFF_BUS, type GpuMonitorConfig } from './schema.ts';
 import { GpuCondition, judge, WarningTracker } from './verdict.ts';
@@ -120,6 +121,12 @@ export class GpuPoller {
 
   condition(): Condition {
     return this.gpuCondition.get();
+  }
+
+  /** The Node's True condition from before the agent restarted, held as NVML's events raised it. */
+  restore(c: Condition): void {
+    this.hold(restoredFinding(c));
+    this.gpuCondition.restore(c);
   }
 
   /** Why the last poll had no full verdict, for health; undefined when it had one. */

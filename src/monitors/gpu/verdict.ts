@@ -40,7 +40,8 @@ export function findingsMessage(findings: readonly GpuFinding[]): string {
 
 /**
  * The monitor's one condition (GPUUnhealthy). A change of status or reason gives NPD's condition-change
- * event; a new message alone (another GPU joins the finding) updates the condition without one.
+ * event; a new message alone (another GPU joins the finding) updates the condition without one. Its
+ * lastTransitionTime moves with the status only.
  */
 export class GpuCondition {
   private readonly config: ConditionConfig;
@@ -63,6 +64,23 @@ export class GpuCondition {
     return this.current;
   }
 
+  /** The Node's True condition from before a restart (this boot): its reason, message and time stand. */
+  restore(c: Condition): void {
+    const since =
+      this.current.status === 'True' ? Math.min(this.current.transition, c.transition) : c.transition;
+    this.current =
+      this.current.status === 'True'
+        ? { ...this.current, transition: since }
+        : {
+            type: this.config.type,
+            status: 'True',
+            reason: c.reason,
+            message: c.message,
+            transition: since,
+            evidence: this.evidence,
+          };
+  }
+
   apply(v: Verdict, now: number): ProblemEvent | undefined {
     const next = this.next(v);
     const prev = this.current;
@@ -71,7 +89,8 @@ export class GpuCondition {
     this.current = {
       type: this.config.type,
       ...next,
-      transition: changed ? now : prev.transition,
+      // Only a new status moves it: repair controllers time their grace period from it (core/transition.ts).
+      transition: prev.status !== next.status ? now : prev.transition,
       ...(problem ? { evidence: this.evidence } : {}),
     };
     if (!changed) return undefined;
