@@ -77,8 +77,14 @@ export class ProblemDetector {
     return this.changes.conditions();
   }
 
-  /** The last conditions the monitor with this source reported. */
+  /**
+   * The last conditions the monitor with this source reported: of an aggregated type its own report, not
+   * the merge (which may be another owner's reason, or have been reported by another owner last).
+   */
   conditionsOf(source: string): Condition[] {
-    return [...this.changes.conditions()].filter((c) => this.owner.get(c.type) === source);
+    const own = [...this.changes.conditions()].filter(
+      (c) => !this.aggregated.has(c.type) && this.owner.get(c.type) === source,
+    );
+    return [...own, ...this.aggregator.reportedBy(source).filter((c) => this.aggregated.has(c.type))];
   }
 }

@@ -30,6 +30,16 @@ export class ConditionAggregator {
     this.resolved.set(condition.type, next);
     return next;
   }
+
+  /** What `source` itself last reported of each aggregated type, before merging. */
+  reportedBy(source: string): Condition[] {
+    const own: Condition[] = [];
+    for (const entries of this.byType.values()) {
+      const c = entries.get(source);
+      if (c) own.push(c);
+    }
+    return own;
+  }
 }
 
 function resolve(entries: ReadonlyMap<string, Condition>): Condition {

@@ -66,7 +66,8 @@ export class ConditionTable {
    */
   restore(condition: Condition, force = false): void {
     const current = this.state.get(condition.type);
-    if (!current || !this.owns(condition)) return;
+    // A forced restore (a reload) hands back this table's own previous state: nothing to check.
+    if (!current || (!force && !this.owns(condition))) return;
     if (force || (current.status === 'False' && current.transition === this.startedAt)) {
       this.state.set(condition.type, condition);
     } else if (

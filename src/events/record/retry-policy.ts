@@ -22,8 +22,9 @@ export const DEFAULT_OUTAGE_HOLD_MS = 3_600_000;
  * How long after the API server last went unanswered a 403 is taken for a restarting server rather than a
  * refusal. A kube-apiserver that has just started serves requests before its RBAC authorizer's informers
  * have synced and answers 403 to everyone meanwhile: issue 41's fleet outage lost 61 of 1,000 events that
- * way, refused in the seconds after the restart. Within this window such a 403 is retried, charged to the
- * 12 tries, so a real refusal costs at most that many requests and is then given up as client-go does.
+ * way, refused in the seconds after the restart. Within this window such a 403 is retried every sleep
+ * (10 s), charged to the 12 tries, so a real refusal costs at most 7 more requests and is then given up
+ * as client-go does.
  */
 export const FORBIDDEN_AFTER_OUTAGE_MS = 60_000;
 
@@ -84,7 +85,7 @@ export class RetryPolicy {
   private readonly maxTries: number;
   private readonly maxRetryAfterMs: number;
   private readonly holdMs: number;
-  /** When an attempt last failed without an HTTP status (the server unreachable), by the loop's clock. */
+  /** When an attempt last failed without an HTTP status (the server unreachable), in monotonic ms. */
   private lastUnreachableAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: RetryPolicyOptions) {
@@ -99,7 +100,8 @@ export class RetryPolicy {
   classify(err: unknown, now: number): Failure {
     const failure = classify(err);
     if (failure.kind === 'unreachable') this.lastUnreachableAt = now;
-    const forbidden = err instanceof SinkError && err.statusCode === 403;
+    // Off with the hold (outageHoldMs 0): then the sink answers as client-go does.
+    const forbidden = this.holdMs > 0 && err instanceof SinkError && err.statusCode === 403;
     if (forbidden && now - this.lastUnreachableAt <= FORBIDDEN_AFTER_OUTAGE_MS) {
       return { kind: 'forbidden_after_outage' };
     }
@@ -111,7 +113,8 @@ export class RetryPolicy {
    * delay is returned either way: the next event waits it out too (SinkLoop.holdOff).
    */
   afterFailure(attempts: Attempts, failure: RetryableFailure, ageMs: number): Decision {
-    attempts.unanswered = true;
+    // A 403 is a definite answer: nothing was stored, so a later AlreadyExists is not this event's.
+    if (failure.kind !== 'forbidden_after_outage') attempts.unanswered = true;
     const delayMs = this.delay(attempts.made, failure);
     if (failure.kind === 'unreachable' && this.holdMs > 0) {
       // An unreachable server answers nothing about the event: waiting costs it no request, so only

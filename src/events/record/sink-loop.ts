@@ -62,7 +62,7 @@ const GIVE_UP_MESSAGES: Record<Exclude<GiveUpReason, 'rejected'>, string> = {
  * - an AlreadyExists answer to a create after an attempt of the same event failed without a definite
  *   answer (no status, or a 429/5xx retried) counts as written: the earlier try was stored (a 504 whose
  *   create went through), and the name is this agent's own. On a first attempt it stays a rejection;
- * - a 403 within a minute of the server being unreachable is retried within the 12 tries: a restarted
+ * - a 403 within a minute of the server being unreachable is retried for that minute: a restarted
  *   kube-apiserver refuses everyone until its RBAC informers sync (FORBIDDEN_AFTER_OUTAGE_MS).
  */
 export class SinkLoop {
@@ -196,7 +196,7 @@ export class SinkLoop {
       this.correlator.updateState(written);
       return { done: true };
     } catch (err) {
-      const failure = this.policy.classify(err, this.opts.clock.now());
+      const failure = this.policy.classify(err, Number(this.opts.clock.hrtime() / 1_000_000n));
       if (failure.kind !== 'rejected') {
         this.logRetry(err, failure, event, attempts);
         return { done: false, failure };

@@ -79,7 +79,9 @@ export class GpuMonitor implements Monitor {
     );
     if (!held) return;
     this.poller.restore(held);
-    this.emit?.({ source: this.source, events: [], conditions: [this.poller.condition()] });
+    // Without a library or a GPU the monitor reports no condition; the held finding waits for NVML.
+    if (this.state === 'running' || this.state === 'nvml_failed')
+      this.emit?.({ source: this.source, events: [], conditions: [this.poller.condition()] });
   }
 
   health(): MonitorHealth {

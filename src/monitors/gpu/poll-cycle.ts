@@ -16,7 +16,7 @@ import {
   type Poll,
   runChecks,
 } from './poller.ts';
-import { restoredFinding } from './restore.ts';
+import { restoredFindings } from './restore.ts';
 import { answered, fatalFindings, slotKey } from './slots.ts';
 import { FALLEN_OFF_BUS, type GpuMonitorConfig } from './schema.ts';
 import { GpuCondition, judge, WarningTracker } from './verdict.ts';
@@ -125,7 +125,7 @@ export class GpuPoller {
 
   /** The Node's True condition from before the agent restarted, held as NVML's events raised it. */
   restore(c: Condition): void {
-    this.hold(restoredFinding(c));
+    for (const f of restoredFindings(c)) this.sticky.set(`restored\u0000${f.reason}: ${f.message}`, f);
     this.gpuCondition.restore(c);
   }
 

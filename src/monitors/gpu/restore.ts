@@ -18,13 +18,25 @@ export function heldAcrossRestart(reason: string): boolean {
   return xid !== null && isFatalXid(Number(xid[1]));
 }
 
+/** Where a finding's "<reason>: " starts in a condition message findingsMessage (verdict.ts) built. */
+const FINDING_START = /; (?=[A-Z][A-Za-z0-9]*: )/;
+
 /**
- * The held finding standing for the Node's condition: its message without the leading "<reason>: " the
- * condition's message gives each finding, so the restored condition reads as before (and again after
- * another restart).
+ * The held findings standing for the Node's condition: the findings its message names whose reasons
+ * are held across a restart (another finding, e.g. a pending row remap, is the checks' to find again),
+ * each with its message as it was, so the restored condition reads as before, and again after another
+ * restart. A message that does not parse stands as one finding under the condition's reason.
  */
-export function restoredFinding(c: Condition): GpuFinding {
-  const prefix = `${c.reason}: `;
-  const message = c.message.startsWith(prefix) ? c.message.slice(prefix.length) : c.message;
-  return { check: 'restored', severity: 'fatal', reason: c.reason, message };
+export function restoredFindings(c: Condition): GpuFinding[] {
+  const found: GpuFinding[] = [];
+  for (const part of c.message.split(FINDING_START)) {
+    const colon = part.indexOf(': ');
+    const reason = part.slice(0, colon);
+    if (colon > 0 && heldAcrossRestart(reason)) found.push(restored(reason, part.slice(colon + 2)));
+  }
+  return found.length > 0 ? found : [restored(c.reason, c.message)];
+}
+
+function restored(reason: string, message: string): GpuFinding {
+  return { check: 'restored', severity: 'fatal', reason, message };
 }

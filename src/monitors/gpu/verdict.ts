@@ -26,13 +26,16 @@ export function judge(fatal: readonly GpuFinding[], unanswered: readonly string[
   return { status: 'False' };
 }
 
-/** "GPU 0 (…): NvidiaDoubleBitError: …; GPU 1 (…): …", every finding named, cut at MAX_MESSAGE. */
+/**
+ * "NvidiaDoubleBitError: GPU 1 (…) …; NvidiaRowRemapPending: GPU 0 (…) …", every finding named once (a
+ * finding restored after a restart and the same one found again read alike), cut at MAX_MESSAGE.
+ */
 export function findingsMessage(findings: readonly GpuFinding[]): string {
+  const parts = [...new Set(findings.map((f) => `${f.reason}: ${f.message}`))];
   let out = '';
-  for (let i = 0; i < findings.length; i++) {
-    const f = findings[i] as GpuFinding;
-    const part = `${i === 0 ? '' : '; '}${f.reason}: ${f.message}`;
-    if (out.length + part.length > MAX_MESSAGE) return `${out}; and ${findings.length - i} more`;
+  for (let i = 0; i < parts.length; i++) {
+    const part = `${i === 0 ? '' : '; '}${parts[i]}`;
+    if (out.length + part.length > MAX_MESSAGE) return `${out}; and ${parts.length - i} more`;
     out += part;
   }
   return out;

@@ -121,4 +121,21 @@ describe('ProblemDetector', () => {
     );
     assert.deepEqual(h.detector.conditionsOf('three'), []);
   });
+
+  it("gives each owner of an aggregated type its own last report, not the merge nor another's", () => {
+    const h = setup(['GPU']);
+    const report = (source: string, c: Condition) =>
+      h.detector.onStatus({ source, conditions: [c], events: [] }, MONITOR);
+    report('nvml', cond('GPU', 'True', 'NvidiaXID79Error'));
+    report('kernel', cond('GPU', 'False', 'GPUIsHealthy'));
+    // The merge is the True one, and 'kernel' reported last: each still gets what it said itself.
+    assert.deepEqual(
+      h.detector.conditionsOf('nvml').map((c) => [c.status, c.reason]),
+      [['True', 'NvidiaXID79Error']],
+    );
+    assert.deepEqual(
+      h.detector.conditionsOf('kernel').map((c) => [c.status, c.reason]),
+      [['False', 'GPUIsHealthy']],
+    );
+  });
 });

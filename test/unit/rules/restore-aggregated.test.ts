@@ -24,6 +24,7 @@ const XID79: LogRuleConfig = {
 const TEMPLATED: LogRuleConfig = {
   type: 'permanent',
   condition: 'GPUUnhealthy',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a rule's reason template (Go syntax), not JavaScript.
   reason: 'NvidiaXID${1}Error',
   pattern: 'NVRM: Xid \\(PCI:[0-9a-f:.]+\\): (4[0-9])\\b.*',
 };
@@ -64,6 +65,16 @@ describe('restoring an aggregated condition type', () => {
   it('still resumes a False with its time', () => {
     const c = restored([XID79], onNode('GPUIsHealthy', 'False'));
     assert.equal(c?.transition, T0 - 3_600_000);
+  });
+
+  it("a reload's forced restore of its own state keeps a reason the new rules no longer give", () => {
+    const e = engine([XID79], [GPU]);
+    e.restore(onNode('NvidiaXID79Renamed'), { force: true });
+    assert.equal(e.conditions()[0]?.status, 'True');
+  });
+
+  it('a templated reason matches every expansion, also ones its pattern cannot capture (by design)', () => {
+    assert.equal(restored([TEMPLATED], onNode('NvidiaXID79Error'))?.status, 'True');
   });
 
   it('control: a type only this config owns adopts any reason (one an older version gave)', () => {
