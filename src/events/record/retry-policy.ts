@@ -43,7 +43,7 @@ export type Failure =
 
 export type RetryableFailure = Exclude<Failure, { kind: 'rejected' }>;
 
-export function classify(err: unknown): Failure {
+function classify(err: unknown): Failure {
   if (!(err instanceof SinkError) || err.statusCode === undefined) return { kind: 'unreachable' };
   const wait = retryAfterMs(err);
   if (wait !== undefined && (err.statusCode === 429 || err.statusCode >= 500)) {

@@ -69,19 +69,20 @@ export class GpuCondition {
 
   /** The Node's True condition from before a restart (this boot): its reason, message and time stand. */
   restore(c: Condition): void {
-    const since =
-      this.current.status === 'True' ? Math.min(this.current.transition, c.transition) : c.transition;
-    this.current =
-      this.current.status === 'True'
-        ? { ...this.current, transition: since }
-        : {
-            type: this.config.type,
-            status: 'True',
-            reason: c.reason,
-            message: c.message,
-            transition: since,
-            evidence: this.evidence,
-          };
+    if (this.current.status === 'True') {
+      // Found again since start: its own reason stands, the older time with it.
+      this.current = { ...this.current, transition: Math.min(this.current.transition, c.transition) };
+      return;
+    }
+    const { reason, message, transition } = c;
+    this.current = {
+      type: this.config.type,
+      status: 'True',
+      reason,
+      message,
+      transition,
+      evidence: this.evidence,
+    };
   }
 
   apply(v: Verdict, now: number): ProblemEvent | undefined {
